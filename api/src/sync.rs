@@ -1,0 +1,30 @@
+//! Synchronization primitives for designs, mirroring `std`'s paths.
+//!
+//! Designs written against `ratelimit_lab::sync` run unchanged under three backends:
+//!
+//! | build                                 | backend                          |
+//! |---------------------------------------|----------------------------------|
+//! | `RUSTFLAGS="--cfg loom"`              | `loom` (exhaustive exploration)  |
+//! | cargo feature `shuttle`               | `shuttle` (randomized scheduler) |
+//! | otherwise                             | `std`                            |
+//!
+//! The switch is `cfg(loom)` and the feature, not `cfg(test)`: `cfg(test)` is off when a
+//! learner's crate builds this one as a dependency.
+
+#[cfg(loom)]
+pub use loom::{
+    sync::{atomic, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    thread,
+};
+
+#[cfg(all(not(loom), feature = "shuttle"))]
+pub use shuttle::{
+    sync::{atomic, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    thread,
+};
+
+#[cfg(all(not(loom), not(feature = "shuttle")))]
+pub use std::{
+    sync::{atomic, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    thread,
+};

@@ -1,0 +1,22 @@
+//! Reference designs.
+//!
+//! - [`TokenBucket`]: the seed's single-owner design, exact in `u128` fixed point.
+//! - [`FixedWindow`] and [`SlidingLog`]: baselines with *different* contracts, kept to show
+//!   what a token bucket is not.
+//! - [`Clock`], [`MonotonicClock`], [`ManualClock`] and [`Clocked`]: real time for a limiter,
+//!   sampled inside the admission boundary so that samples can never arrive out of order.
+#![deny(missing_docs, missing_debug_implementations)]
+
+pub mod alternatives;
+mod clock;
+mod clocked;
+mod fixed_window;
+pub mod mistakes;
+mod sliding_log;
+mod token_bucket;
+
+pub use clock::{Clock, ManualClock, MonotonicClock};
+pub use clocked::Clocked;
+pub use fixed_window::FixedWindow;
+pub use sliding_log::SlidingLog;
+pub use token_bucket::TokenBucket;

@@ -1,0 +1,237 @@
+//! The seed's design: one monitor owns the bucket map, the policy and the observed time.
+//!
+//! Every method takes the one lock, validates before it mutates, and does all its work
+//! inside; so each call is one indivisible decision (R2), cleanup cannot race a spend (R3)
+//! and a cutover publishes map, policy and time together (R4).
+//!
+//! # Arithmetic
+//!
+//! Balances are `u128` units. With every quantity at most `M = 2^63 − 1` and time below
+//! `2^64`:
+//!
+//! - a ceiling is `capacity × 10⁹ ≤ M × 10⁹ < 2^63 × 2^30 = 2^93`;
+//! - an earning is `elapsed × rate < 2^64 × 2^63 = 2^127`;
+//! - a stored balance never exceeds its ceiling (I1), so `balance + earning < 2^93 + 2^127 <
+//!   2^128` before the clamp;
+//! - a shortfall is at most a ceiling, so `shortfall + rate − 1 < 2^93 + 2^63` in the retry
+//!   estimate.
+//!
+//! No intermediate can overflow anywhere in the domain, and no call allocates beyond the one
+//! `String` that stores a new key.
+use std::collections::HashMap;
+
+use ratelimit_lab_api::{
+    is_blank_key,
+    sync::{Mutex, MutexGuard},
+    BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
+};
+
+/// The exact, single-owner token-bucket limiter of the seed.
+///
+/// # Example
+///
+/// ```
+/// use ratelimit_lab_api::{Limiter, Policy};
+/// use ratelimit_lab_reference::TokenBucket;
+///
+/// let limiter = TokenBucket::new(Policy::new(1, 10, 2)?, 100)?;
+/// assert!(limiter.allow("k", 10, 0)?.allowed);
+/// let d = limiter.allow("k", 1, 0)?;
+/// assert!(!d.allowed);
+/// assert_eq!(d.retry_after_nanos, 500_000_000);
+/// # Ok::<(), ratelimit_lab_api::LimitError>(())
+/// ```
+#[derive(Debug)]
+pub struct TokenBucket {
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    policy: Policy,
+    max_keys: usize,
+    observed: u64,
+    buckets: HashMap<String, BucketState>,
+}
+
+/// `capacity × 10⁹`: below 2^93.
+fn ceiling(policy: &Policy) -> u128 {
+    u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN)
+}
+
+/// The balance of `bucket` at `now` under `policy`. Requires `bucket.last_nanos <= now` and
+/// `bucket.units <= ceiling(policy)`, both kept by every method.
+fn refilled(bucket: &BucketState, policy: &Policy, now: u64) -> u128 {
+    let elapsed = now.saturating_sub(bucket.last_nanos);
+    let earned = u128::from(elapsed) * u128::from(policy.tokens_per_second());
+    (bucket.units + earned).min(ceiling(policy))
+}
+
+impl State {
+    fn check_time(&self, now: u64) -> Result<(), LimitError> {
+        if now < self.observed {
+            Err(LimitError::TimeWentBackwards {
+                now,
+                observed: self.observed,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl TokenBucket {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // No code path panics while holding the lock; recover the state if a caller's panic
+        // ever poisoned it rather than spreading the panic.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl Limiter for TokenBucket {
+    fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+        if max_keys == 0 {
+            return Err(LimitError::InvalidMaxKeys);
+        }
+        Ok(TokenBucket {
+            state: Mutex::new(State {
+                policy,
+                max_keys,
+                observed: 0,
+                buckets: HashMap::new(),
+            }),
+        })
+    }
+
+    fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+        let mut s = self.lock();
+        if is_blank_key(key) {
+            return Err(LimitError::InvalidKey);
+        }
+        let capacity = s.policy.capacity();
+        if cost == 0 || cost > capacity {
+            return Err(LimitError::InvalidCost { cost, capacity });
+        }
+        s.check_time(now)?;
+        let policy = s.policy;
+        let balance = match s.buckets.get(key) {
+            Some(bucket) => refilled(bucket, &policy, now),
+            None if s.buckets.len() >= s.max_keys => {
+                return Err(LimitError::KeyCapacityReached {
+                    max_keys: s.max_keys,
+                })
+            }
+            None => ceiling(&policy),
+        };
+        let need = u128::from(cost) * u128::from(UNITS_PER_TOKEN);
+        let (allowed, after, retry_after_nanos) = if balance >= need {
+            (true, balance - need, 0)
+        } else {
+            let rate = u128::from(policy.tokens_per_second());
+            let wait = (need - balance).div_ceil(rate);
+            let retry = u64::try_from(wait.min(u128::from(MAX_QUANTITY))).unwrap_or(MAX_QUANTITY);
+            (false, balance, retry)
+        };
+        let stored = BucketState {
+            units: after,
+            last_nanos: now,
+        };
+        match s.buckets.get_mut(key) {
+            Some(bucket) => *bucket = stored,
+            None => {
+                s.buckets.insert(key.to_owned(), stored);
+            }
+        }
+        s.observed = now;
+        // after ≤ ceiling = capacity × 10⁹, so the quotient is at most capacity.
+        let whole_tokens = u64::try_from(after / u128::from(UNITS_PER_TOKEN)).unwrap_or(capacity);
+        Ok(Decision {
+            allowed,
+            whole_tokens,
+            retry_after_nanos,
+        })
+    }
+
+    fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
+        let mut s = self.lock();
+        s.check_time(now)?;
+        let policy = s.policy;
+        let full = ceiling(&policy);
+        let before = s.buckets.len();
+        s.buckets.retain(|_, b| refilled(b, &policy, now) != full);
+        s.observed = now;
+        Ok(before - s.buckets.len())
+    }
+
+    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64) -> Result<(), LimitError> {
+        let mut s = self.lock();
+        s.check_time(now)?;
+        let current = s.policy.version();
+        if expected_version != current || next.version() <= current {
+            return Err(LimitError::StalePolicyVersion {
+                expected: expected_version,
+                current,
+                next: next.version(),
+            });
+        }
+        // Nothing below can fail, so updating in place publishes all of it at once under the
+        // lock, with no temporary map: refill under the old policy, clamp to the new ceiling.
+        let old = s.policy;
+        let new_ceiling = ceiling(&next);
+        for bucket in s.buckets.values_mut() {
+            *bucket = BucketState {
+                units: refilled(bucket, &old, now).min(new_ceiling),
+                last_nanos: now,
+            };
+        }
+        s.policy = next;
+        s.observed = now;
+        Ok(())
+    }
+
+    fn key_count(&self) -> usize {
+        self.lock().buckets.len()
+    }
+
+    fn snapshot(&self) -> Option<Snapshot> {
+        let s = self.lock();
+        Some(Snapshot {
+            policy: s.policy,
+            observed_nanos: s.observed,
+            buckets: s.buckets.iter().map(|(k, b)| (k.clone(), *b)).collect(),
+        })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const M: u64 = MAX_QUANTITY;
+
+    #[test]
+    fn the_largest_earning_and_balance_fit() {
+        let p = Policy::new(M, M, M).unwrap();
+        let b = BucketState {
+            units: ceiling(&p) - 1,
+            last_nanos: 0,
+        };
+        assert_eq!(refilled(&b, &p, u64::MAX), ceiling(&p));
+        assert!(ceiling(&p) < 1u128 << 93);
+        assert!(u128::from(u64::MAX) * u128::from(M) < 1u128 << 127);
+    }
+
+    #[test]
+    fn extremes_do_not_overflow() {
+        let limiter = TokenBucket::new(Policy::new(1, M, 1).unwrap(), 1).unwrap();
+        let d = limiter.allow("k", M, 0).unwrap();
+        assert_eq!((d.allowed, d.whole_tokens), (true, 0));
+        let d = limiter.allow("k", M, u64::MAX - 1).unwrap();
+        assert!(!d.allowed);
+        assert_eq!(d.retry_after_nanos, M, "saturates");
+        let d = limiter.allow("k", 1, u64::MAX).unwrap();
+        assert_eq!(d.whole_tokens, 18_446_744_072, "u64::MAX ns at 1 token/s, minus 1");
+    }
+}
