@@ -9,3 +9,10 @@
 pub use ratelimit_lab_api::*;
 pub use ratelimit_lab_model as model;
 pub use ratelimit_lab_reference as reference;
+pub mod lesson;
+pub mod suite;
+
+mod macros;
+
+#[doc(hidden)]
+pub mod _macro_support;

@@ -1,3 +1,5 @@
+use std::fmt;
+
 use ratelimit_lab_api::{Decision, LimitError, Limiter, Policy};
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +108,54 @@ impl From<Result<usize, LimitError>> for Outcome {
 impl From<Result<(), LimitError>> for Outcome {
     fn from(r: Result<(), LimitError>) -> Self {
         r.map_or_else(Outcome::Error, |()| Outcome::Replaced)
+    }
+}
+
+/// `allow("k", cost 1, at 250000000 ns)`, `evict_full(at 5500000000 ns)`,
+/// `replace_policy(v2: capacity 20, 4/s; expecting v1, at 500000000 ns)`, `key_count()`.
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Op::Allow { key, cost, now } => write!(f, "allow({key:?}, cost {cost}, at {now} ns)"),
+            Op::EvictFull { now } => write!(f, "evict_full(at {now} ns)"),
+            Op::ReplacePolicy {
+                next,
+                expected_version,
+                now,
+            } => write!(
+                f,
+                "replace_policy(v{}: capacity {}, {}/s; expecting v{expected_version}, at {now} ns)",
+                next.version(),
+                next.capacity(),
+                next.tokens_per_second()
+            ),
+            Op::KeyCount => f.write_str("key_count()"),
+        }
+    }
+}
+
+/// `allowed, 0 tokens left`, `rejected, retry after 500000000 ns, 0 tokens left`,
+/// `evicted 2`, `replaced`, `3 keys`, `error: <the error's message>`.
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Decision(d) if d.allowed => {
+                write!(f, "allowed, {} tokens left", d.whole_tokens)?;
+                if d.retry_after_nanos != 0 {
+                    write!(f, " (retry_after_nanos {} on an allowed call)", d.retry_after_nanos)?;
+                }
+                Ok(())
+            }
+            Outcome::Decision(d) => write!(
+                f,
+                "rejected, retry after {} ns, {} tokens left",
+                d.retry_after_nanos, d.whole_tokens
+            ),
+            Outcome::Evicted { removed } => write!(f, "evicted {removed}"),
+            Outcome::Replaced => f.write_str("replaced"),
+            Outcome::KeyCount { keys } => write!(f, "{keys} keys"),
+            Outcome::Error(e) => write!(f, "error: {e}"),
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use ratelimit_lab_api::{
 use crate::{Op, Outcome};
 
 /// One key's bucket in the specification: `units` of balance as of `last` nanoseconds.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ModelBucket {
     /// Balance in fixed-point units, unbounded integer.
     pub units: BigInt,
@@ -19,7 +19,7 @@ pub struct ModelBucket {
 
 /// The specification's whole state. Every method is a plain transcription of the seed's
 /// method contracts; a failed call returns the error and leaves the state untouched.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Model {
     policy: Policy,
     max_keys: usize,

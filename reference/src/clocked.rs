@@ -6,6 +6,8 @@
 //! arrives with a time the limiter has already passed (`TimeWentBackwards`). [`Clocked`]
 //! takes its gate, *then* reads the clock, then calls the limiter, so samples reach the
 //! limiter in the order they were taken.
+use std::sync::TryLockError;
+
 use ratelimit_lab_api::{
     sync::{Mutex, MutexGuard},
     Decision, LimitError, Limiter, Policy,
@@ -46,6 +48,23 @@ impl<L: Limiter, C: Clock> Clocked<L, C> {
     pub fn allow(&self, key: &str, cost: u64) -> Result<Decision, LimitError> {
         let (_gate, now) = self.enter();
         self.limiter.allow(key, cost, now)
+    }
+
+    /// [`Clocked::allow`] if no other call is inside the gate right now; `None`, without
+    /// reading the clock, if one is. A caller that must not wait behind another uses this; a
+    /// test uses it to show that nobody can sample the clock while a call sits between its
+    /// sample and its decision.
+    ///
+    /// # Errors
+    ///
+    /// As [`Clocked::allow`].
+    pub fn try_allow(&self, key: &str, cost: u64) -> Option<Result<Decision, LimitError>> {
+        let _gate = match self.gate.try_lock() {
+            Ok(guard) => guard,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) => return None,
+        };
+        Some(self.limiter.allow(key, cost, self.clock.now_nanos()))
     }
 
     /// [`Limiter::evict_full`] at the clock's current reading.

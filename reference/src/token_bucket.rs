@@ -17,7 +17,10 @@
 //!   estimate.
 //!
 //! No intermediate can overflow anywhere in the domain, and no call allocates beyond the one
-//! `String` that stores a new key.
+//! `String` that stores a new key (plus, when that key does not fit the key table's current
+//! allocation, the table's amortized growth, as with any `HashMap`; eviction keeps the
+//! allocation, so a table that has held `n` keys takes `n` again without growing).
+//! `tests/no_alloc.rs` counts them.
 use std::collections::HashMap;
 
 use ratelimit_lab_api::{

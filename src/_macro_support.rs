@@ -1,0 +1,23 @@
+//! Paths the [`conformance_suite!`](crate::conformance_suite) expansion calls; no stability
+//! promise.
+use crate::suite::{collect, rerun, run_check};
+use crate::Limiter;
+
+/// Runs one check on `L` for a generated test, records it for the graded reports, and panics
+/// with the full explanation when it did not pass (which fails that test only).
+pub fn run<L: Limiter>(check: &str, module_path: &str) {
+    let result = run_check::<L>(check);
+    // `module_path!()` starts with the test crate's name; test names do not.
+    let test_name = match module_path.split_once("::") {
+        Some((_, inner)) => format!("{inner}::{check}"),
+        None => check.to_string(),
+    };
+    let explanation = result.explain(&rerun(&test_name));
+    let passed = result.passed();
+    if let Err(e) = collect(module_path, test_name, result) {
+        eprintln!("ratelimit-lab: could not write the graded report: {e}");
+    }
+    if !passed {
+        panic!("\n{explanation}");
+    }
+}

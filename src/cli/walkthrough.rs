@@ -1,0 +1,323 @@
+//! `walkthrough`: the lesson replayed step by step, every step checked before it is shown.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+
+use clap::ValueEnum;
+use ratelimit_lab::lesson::{self, CheckFailure, CheckedStep, Step, Walkthrough};
+use ratelimit_lab::model::{Op, Outcome};
+use ratelimit_lab::{Policy, UNITS_PER_TOKEN};
+use serde::Serialize;
+
+use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
+
+/// Arguments of `walkthrough`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Show only the walkthrough with this id (all of them when omitted). An unknown id is an
+    /// error that lists the valid ones.
+    #[arg(long, value_name = "ID")]
+    id: Option<String>,
+
+    /// How to print the checked walkthroughs.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+/// Output formats of `walkthrough`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// One table per walkthrough: step | action | outcome | state after | invariant.
+    Table,
+    /// One JSON array with every walkthrough, each step with its checked outcome and state.
+    Json,
+}
+
+/// Runs `walkthrough`: exit status `0` when every shown step agrees, `1` at the first
+/// disagreement (reported on standard error), `2` for an unknown `--id`.
+pub fn run(args: &Args) -> ExitCode {
+    let all = match lesson::walkthroughs() {
+        Ok(all) => all,
+        Err(e) => return fail(EXIT_FAILURE, &e.to_string()),
+    };
+    let selected: Vec<&Walkthrough> = match &args.id {
+        None => all.iter().collect(),
+        Some(id) => match all.iter().find(|w| &w.id == id) {
+            Some(w) => vec![w],
+            None => {
+                let ids: Vec<&str> = all.iter().map(|w| w.id.as_str()).collect();
+                return fail(
+                    EXIT_USAGE,
+                    &format!(
+                        "unknown walkthrough id {id:?}; valid ids are:\n  {}",
+                        ids.join("\n  ")
+                    ),
+                );
+            }
+        },
+    };
+    let result = match args.format {
+        Format::Table => print_tables(&selected),
+        Format::Json => print_json(&selected),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => fail(EXIT_FAILURE, &message),
+    }
+}
+
+/// Prints each walkthrough's checked rows; at the first failure, prints the rows that passed,
+/// then returns the failure.
+fn print_tables(selected: &[&Walkthrough]) -> Result<(), String> {
+    let mut total_steps = 0;
+    for w in selected {
+        let replay = w.replay();
+        let rows: Vec<Vec<String>> = replay
+            .steps
+            .iter()
+            .zip(&w.steps)
+            .map(|(checked, step)| row(checked, step))
+            .collect();
+        let mut text = format!(
+            "{}: {}\n{}; max_keys {}\nlesson: {}\n\n",
+            w.id,
+            w.title,
+            describe_policy(&w.policy),
+            w.max_keys,
+            w.seed
+        );
+        text.push_str(&table::render(
+            &["step", "action", "outcome", "state after", "invariant"],
+            &rows,
+        ));
+        if replay.failure.is_none() {
+            text.push_str(&format!(
+                "{} of {} steps checked: model == expected == reference\n\n",
+                rows.len(),
+                w.steps.len()
+            ));
+        }
+        print_out(&text).map_err(|e| format!("cannot write to standard output: {e}"))?;
+        if let Some(failure) = replay.failure {
+            return Err(failure_message(w, &failure));
+        }
+        total_steps += rows.len();
+    }
+    print_out(&format!(
+        "{} walkthroughs, {total_steps} steps: the model, the reference and the lesson agree on every one\n",
+        selected.len()
+    ))
+    .map_err(|e| format!("cannot write to standard output: {e}"))
+}
+
+fn failure_message(w: &Walkthrough, failure: &CheckFailure) -> String {
+    format!("walkthrough {} disagrees at {failure}", w.id)
+}
+
+/// One table row: step | action | outcome | state after | invariant.
+fn row(checked: &CheckedStep, step: &Step) -> Vec<String> {
+    vec![
+        checked.number.to_string(),
+        step.action.clone(),
+        outcome_cell(&checked.outcome, step.seed_outcome.as_deref()),
+        state_after(checked, &step.op),
+        step.invariant.clone(),
+    ]
+}
+
+/// The outcome in the lesson's style, followed by the lesson's own words when they say more.
+fn outcome_cell(outcome: &Outcome, seed: Option<&str>) -> String {
+    let text = describe_outcome(outcome);
+    match seed {
+        Some(words) if !text.starts_with(words) => format!("{text} (lesson: {words})"),
+        _ => text,
+    }
+}
+
+fn describe_outcome(outcome: &Outcome) -> String {
+    match outcome {
+        Outcome::Decision(d) if d.allowed => format!("Allowed; {}", remain(d.whole_tokens)),
+        Outcome::Decision(d) => format!(
+            "Rejected; retry after {} ns; {}",
+            d.retry_after_nanos,
+            remain(d.whole_tokens)
+        ),
+        Outcome::Evicted { removed } => format!("Evicted {removed}"),
+        Outcome::Replaced => "Replaced".to_owned(),
+        Outcome::KeyCount { keys } => format!("{keys} keys tracked"),
+        Outcome::Error(e) => format!("Error: {e}"),
+    }
+}
+
+/// `0 tokens remain`, `1 token remains`: whole tokens, as a decision reports them.
+fn remain(whole_tokens: u64) -> String {
+    if whole_tokens == 1 {
+        "1 token remains".to_owned()
+    } else {
+        format!("{whole_tokens} tokens remain")
+    }
+}
+
+fn describe_policy(p: &Policy) -> String {
+    format!(
+        "policy v{}: capacity {}, {} tokens/s",
+        p.version(),
+        p.capacity(),
+        p.tokens_per_second()
+    )
+}
+
+/// The model's exact balance after the step: the touched key for `allow`, every key (and the
+/// policy, for `replace_policy`) otherwise.
+fn state_after(checked: &CheckedStep, op: &Op) -> String {
+    match op {
+        Op::Allow { key, .. } => match checked.balances.get(key) {
+            Some(&units) => balance(key, units),
+            None => format!(
+                "{key}: not tracked ({} keys tracked)",
+                checked.balances.len()
+            ),
+        },
+        Op::EvictFull { .. } | Op::KeyCount => all_balances(&checked.balances),
+        Op::ReplacePolicy { .. } => format!(
+            "v{} (capacity {}, {}/s); {}",
+            checked.snapshot.policy.version(),
+            checked.snapshot.policy.capacity(),
+            checked.snapshot.policy.tokens_per_second(),
+            all_balances(&checked.balances)
+        ),
+    }
+}
+
+fn all_balances(balances: &BTreeMap<String, u128>) -> String {
+    if balances.is_empty() {
+        return "no keys tracked".to_owned();
+    }
+    balances
+        .iter()
+        .map(|(key, &units)| balance(key, units))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// `k: 0.5 tokens (500000000 units)`.
+fn balance(key: &str, units: u128) -> String {
+    let unit = u128::from(UNITS_PER_TOKEN);
+    let noun = if units == unit { "token" } else { "tokens" };
+    format!("{key}: {} {noun} ({units} units)", tokens(units))
+}
+
+/// Exact decimal tokens: `10`, `0.5`, `0.999999999`.
+fn tokens(units: u128) -> String {
+    let unit = u128::from(UNITS_PER_TOKEN);
+    let (whole, fraction) = (units / unit, units % unit);
+    if fraction == 0 {
+        whole.to_string()
+    } else {
+        let digits = format!("{fraction:09}");
+        format!("{whole}.{}", digits.trim_end_matches('0'))
+    }
+}
+
+/// One walkthrough in `--format json`.
+#[derive(Serialize)]
+struct JsonWalkthrough<'a> {
+    id: &'a str,
+    title: &'a str,
+    seed: &'a str,
+    policy: Policy,
+    max_keys: usize,
+    steps: Vec<JsonStep<'a>>,
+}
+
+/// One checked step in `--format json`.
+#[derive(Serialize)]
+struct JsonStep<'a> {
+    step: usize,
+    action: &'a str,
+    op: &'a Op,
+    outcome: &'a Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed_outcome: Option<&'a str>,
+    state_after: String,
+    at_nanos: u64,
+    balances: &'a BTreeMap<String, u128>,
+    invariant: &'a str,
+}
+
+/// Prints one JSON array once every walkthrough has passed; prints nothing on a failure.
+fn print_json(selected: &[&Walkthrough]) -> Result<(), String> {
+    let replays: Vec<Vec<CheckedStep>> = selected
+        .iter()
+        .map(|w| {
+            let replay = w.replay();
+            match replay.failure {
+                None => Ok(replay.steps),
+                Some(failure) => Err(failure_message(w, &failure)),
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let docs: Vec<JsonWalkthrough<'_>> = selected
+        .iter()
+        .zip(&replays)
+        .map(|(w, checked)| JsonWalkthrough {
+            id: &w.id,
+            title: &w.title,
+            seed: &w.seed,
+            policy: w.policy,
+            max_keys: w.max_keys,
+            steps: checked
+                .iter()
+                .zip(&w.steps)
+                .map(|(c, s)| JsonStep {
+                    step: c.number,
+                    action: &s.action,
+                    op: &s.op,
+                    outcome: &c.outcome,
+                    seed_outcome: s.seed_outcome.as_deref(),
+                    state_after: state_after(c, &s.op),
+                    at_nanos: c.at_nanos,
+                    balances: &c.balances,
+                    invariant: &s.invariant,
+                })
+                .collect(),
+        })
+        .collect();
+    let mut text = serde_json::to_string_pretty(&docs)
+        .map_err(|e| format!("cannot encode the walkthroughs as JSON: {e}"))?;
+    text.push('\n');
+    print_out(&text).map_err(|e| format!("cannot write to standard output: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_exact_decimals() {
+        assert_eq!(tokens(0), "0");
+        assert_eq!(tokens(500_000_000), "0.5");
+        assert_eq!(tokens(999_999_999), "0.999999999");
+        assert_eq!(tokens(10_000_000_000), "10");
+        assert_eq!(tokens(1_000_000_002), "1.000000002");
+        assert_eq!(balance("k", 1_000_000_000), "k: 1 token (1000000000 units)");
+        assert_eq!(balance("k", 500_000_000), "k: 0.5 tokens (500000000 units)");
+    }
+
+    #[test]
+    fn lesson_words_are_added_only_when_they_say_more() {
+        let rejected = Outcome::Decision(ratelimit_lab::Decision {
+            allowed: false,
+            whole_tokens: 0,
+            retry_after_nanos: 500_000_000,
+        });
+        assert_eq!(
+            outcome_cell(&rejected, Some("Rejected; retry after 500000000 ns")),
+            "Rejected; retry after 500000000 ns; 0 tokens remain"
+        );
+        assert_eq!(
+            outcome_cell(&rejected, Some("Rejected; half a token accumulated")),
+            "Rejected; retry after 500000000 ns; 0 tokens remain (lesson: Rejected; half a token accumulated)"
+        );
+    }
+}

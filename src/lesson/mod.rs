@@ -1,0 +1,483 @@
+//! The lesson's worked examples, trace table and contract checks as data, and a replay that
+//! holds the specification and the reference to them step by step.
+//!
+//! Each walkthrough lives in one JSON file under `testdata/lesson/` (the format is described
+//! in `testdata/README.md`) and is compiled into the crate, so [`walkthroughs`] needs no file
+//! system. Every expected outcome in those files is written from the lesson's own numbers;
+//! [`Walkthrough::replay`] then runs each step on the [`Model`] and on the reference
+//! [`TokenBucket`] and reports the first step where the three disagree.
+//!
+//! # Example
+//!
+//! ```
+//! let all = ratelimit_lab::lesson::walkthroughs()?;
+//! let trace = all
+//!     .iter()
+//!     .find(|w| w.id == "burst_rejection_fractional_refill")
+//!     .expect("the trace table is part of the lesson");
+//! let replay = trace.replay();
+//! assert!(replay.failure.is_none());
+//! assert_eq!(replay.steps.len(), 4);
+//! // After the third row the key holds exactly half a token.
+//! assert_eq!(replay.steps[2].balances["k"], 500_000_000);
+//! # Ok::<(), ratelimit_lab::lesson::LessonError>(())
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Model, Op, Outcome};
+use crate::reference::TokenBucket;
+use crate::{LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
+
+/// Every lesson file, by file name, with its text compiled in.
+macro_rules! lesson_files {
+    ($($name:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!("../../testdata/lesson/", $name)))),*]
+    };
+}
+
+/// The lesson files in the order they are taught: the trace table, the two worked examples,
+/// the change exercise, then one file per contract check.
+const FILES: &[(&str, &str)] = lesson_files![
+    "burst_rejection_fractional_refill.json",
+    "worked_example_1_burst_then_retry.json",
+    "worked_example_2_policy_cutover.json",
+    "change_exercise_first_pass_at_333333334.json",
+    "fixed_point_boundaries_499999999_500000000.json",
+    "evict_full_equivalence.json",
+    "key_capacity_error.json",
+    "stale_version_rejected.json",
+    "clamp_on_capacity_decrease.json",
+    "no_top_up_on_capacity_increase.json",
+    "new_keys_after_cutover_start_at_new_capacity.json",
+    "time_reversal_rejected.json",
+];
+
+/// One worked example, trace or contract check of the lesson: a limiter configuration and the
+/// steps applied to it, each with the outcome the lesson states.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Walkthrough {
+    /// Stable identifier, equal to the file name without `.json` (for example
+    /// `burst_rejection_fractional_refill`).
+    pub id: String,
+    /// A one-line human title.
+    pub title: String,
+    /// The lesson sentence(s) this walkthrough comes from, quoted verbatim.
+    pub seed: String,
+    /// The policy the limiter starts with.
+    pub policy: Policy,
+    /// The bound on tracked keys; at least `1`.
+    pub max_keys: usize,
+    /// The steps, applied in order to one limiter; never empty.
+    pub steps: Vec<Step>,
+}
+
+/// One step of a [`Walkthrough`]: an operation and the outcome the lesson expects of it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// What the step does, in words (for the trace table, the lesson's own "Action" text).
+    pub action: String,
+    /// The operation to run.
+    pub op: Op,
+    /// The outcome the lesson's numbers give; a replay fails unless both the model and the
+    /// reference return exactly this.
+    pub expect: Outcome,
+    /// The lesson's own words for the outcome, quoted verbatim, where it states one in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed_outcome: Option<String>,
+    /// The requirement or invariant the step demonstrates.
+    pub invariant: String,
+}
+
+/// Why the lesson data could not be loaded. Only a broken build can produce one: the data is
+/// compiled in, and a unit test loads all of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LessonError {
+    /// A file is not valid JSON of the [`Walkthrough`] shape.
+    Parse {
+        /// The file name under `testdata/lesson/`.
+        file: &'static str,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A file parsed but breaks a rule of the format.
+    Invalid {
+        /// The file name under `testdata/lesson/`.
+        file: &'static str,
+        /// The rule it breaks.
+        reason: String,
+    },
+}
+
+impl fmt::Display for LessonError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LessonError::Parse { file, message } => {
+                write!(
+                    f,
+                    "lesson file testdata/lesson/{file} does not parse: {message}"
+                )
+            }
+            LessonError::Invalid { file, reason } => {
+                write!(f, "lesson file testdata/lesson/{file} is invalid: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for LessonError {}
+
+/// Every walkthrough of the lesson, in teaching order.
+///
+/// # Errors
+///
+/// [`LessonError::Parse`] when a file is not a [`Walkthrough`] in JSON;
+/// [`LessonError::Invalid`] when its `id` differs from its file name, an `id` repeats,
+/// `steps` is empty or `max_keys` is `0`.
+pub fn walkthroughs() -> Result<Vec<Walkthrough>, LessonError> {
+    let mut seen = BTreeSet::new();
+    let mut all = Vec::with_capacity(FILES.len());
+    for &(file, text) in FILES {
+        let w: Walkthrough = serde_json::from_str(text).map_err(|e| LessonError::Parse {
+            file,
+            message: e.to_string(),
+        })?;
+        let invalid = |reason: String| LessonError::Invalid { file, reason };
+        if file.strip_suffix(".json") != Some(w.id.as_str()) {
+            return Err(invalid(format!(
+                "id {:?} must equal the file name without .json",
+                w.id
+            )));
+        }
+        if !seen.insert(w.id.clone()) {
+            return Err(invalid(format!("id {:?} is used twice", w.id)));
+        }
+        if w.steps.is_empty() {
+            return Err(invalid("steps must not be empty".to_owned()));
+        }
+        if w.max_keys == 0 {
+            return Err(invalid("max_keys must be at least 1".to_owned()));
+        }
+        all.push(w);
+    }
+    Ok(all)
+}
+
+/// A step that passed: the model, the reference and the lesson agree on its outcome, and the
+/// model and the reference hold the same state after it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedStep {
+    /// The step's position, from `1`.
+    pub number: usize,
+    /// The outcome all three agree on.
+    pub outcome: Outcome,
+    /// The model's observed time after the step: the instant `balances` refer to.
+    pub at_nanos: u64,
+    /// The model's exact balance, in units, of every tracked key at `at_nanos` (refilled to
+    /// that instant, not merely as last stored).
+    pub balances: BTreeMap<String, u128>,
+    /// The state after the step, identical in the model and the reference.
+    pub snapshot: Snapshot,
+}
+
+/// The first point at which a replay stopped agreeing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CheckFailure {
+    /// The walkthrough's configuration built no limiter.
+    Setup {
+        /// Why the limiter could not be built.
+        error: LimitError,
+    },
+    /// The model, the reference and the lesson do not all give the same outcome.
+    Outcome {
+        /// The step's position, from `1`.
+        step: usize,
+        /// The step's action text.
+        action: String,
+        /// What the lesson says.
+        expected: Outcome,
+        /// What the model returned.
+        model: Outcome,
+        /// What the reference returned.
+        reference: Outcome,
+    },
+    /// The outcomes agree but the model and the reference hold different states afterwards.
+    State {
+        /// The step's position, from `1`.
+        step: usize,
+        /// The step's action text.
+        action: String,
+        /// The model's state.
+        model: Snapshot,
+        /// The reference's state (`None` if it reported none).
+        reference: Option<Snapshot>,
+    },
+    /// The shared state after the step breaks invariant I1 or I3.
+    Invariant {
+        /// The step's position, from `1`.
+        step: usize,
+        /// The step's action text.
+        action: String,
+        /// Which invariant, and how.
+        detail: String,
+    },
+}
+
+fn json<T: Serialize + fmt::Debug>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| format!("{value:?}"))
+}
+
+impl fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckFailure::Setup { error } => write!(f, "no limiter could be built: {error}"),
+            CheckFailure::Outcome {
+                step,
+                action,
+                expected,
+                model,
+                reference,
+            } => write!(
+                f,
+                "step {step} ({action}): outcomes disagree\n  expected:  {}\n  model:     {}\n  reference: {}",
+                json(expected),
+                json(model),
+                json(reference)
+            ),
+            CheckFailure::State {
+                step,
+                action,
+                model,
+                reference,
+            } => write!(
+                f,
+                "step {step} ({action}): states disagree\n  model:     {}\n  reference: {}",
+                json(model),
+                reference
+                    .as_ref()
+                    .map_or_else(|| "no snapshot".to_owned(), json)
+            ),
+            CheckFailure::Invariant {
+                step,
+                action,
+                detail,
+            } => write!(f, "step {step} ({action}): {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for CheckFailure {}
+
+/// The result of [`Walkthrough::replay`]: every step that passed, in order, and the failure
+/// that stopped it, if any.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Replay {
+    /// The steps that passed, in order; all of them when `failure` is `None`.
+    pub steps: Vec<CheckedStep>,
+    /// The first disagreement; `None` when every step passed.
+    pub failure: Option<CheckFailure>,
+}
+
+impl Walkthrough {
+    /// Runs every step on a fresh [`Model`] and a fresh reference [`TokenBucket`], in
+    /// order, and stops at the first step where the model's outcome, the reference's outcome
+    /// and [`Step::expect`] are not all equal, where the two states differ afterwards, or
+    /// where the state breaks I1 (`0 <= units <= capacity × UNITS_PER_TOKEN`) or I3 (at most
+    /// `max_keys` keys).
+    pub fn replay(&self) -> Replay {
+        let mut steps = Vec::with_capacity(self.steps.len());
+        let built = Model::new(self.policy, self.max_keys)
+            .and_then(|m| TokenBucket::new(self.policy, self.max_keys).map(|r| (m, r)));
+        let (mut model, reference) = match built {
+            Ok(pair) => pair,
+            Err(error) => {
+                return Replay {
+                    steps,
+                    failure: Some(CheckFailure::Setup { error }),
+                }
+            }
+        };
+        for (index, step) in self.steps.iter().enumerate() {
+            match check_step(index + 1, step, &mut model, &reference) {
+                Ok(checked) => steps.push(checked),
+                Err(failure) => {
+                    return Replay {
+                        steps,
+                        failure: Some(*failure),
+                    }
+                }
+            }
+        }
+        Replay {
+            steps,
+            failure: None,
+        }
+    }
+}
+
+fn check_step(
+    number: usize,
+    step: &Step,
+    model: &mut Model,
+    reference: &TokenBucket,
+) -> Result<CheckedStep, Box<CheckFailure>> {
+    let by_model = model.apply(&step.op);
+    let by_reference = step.op.run_on(reference);
+    if by_model != step.expect || by_reference != step.expect {
+        return Err(Box::new(CheckFailure::Outcome {
+            step: number,
+            action: step.action.clone(),
+            expected: step.expect.clone(),
+            model: by_model,
+            reference: by_reference,
+        }));
+    }
+    let snapshot = model.snapshot();
+    let reference_snapshot = reference.snapshot();
+    if reference_snapshot.as_ref() != Some(&snapshot) {
+        return Err(Box::new(CheckFailure::State {
+            step: number,
+            action: step.action.clone(),
+            model: snapshot,
+            reference: reference_snapshot,
+        }));
+    }
+    let invariant = |detail: String| {
+        Box::new(CheckFailure::Invariant {
+            step: number,
+            action: step.action.clone(),
+            detail,
+        })
+    };
+    if snapshot.buckets.len() > model.max_keys() {
+        return Err(invariant(format!(
+            "I3 broken: {} keys tracked, max_keys is {}",
+            snapshot.buckets.len(),
+            model.max_keys()
+        )));
+    }
+    let ceiling = u128::from(snapshot.policy.capacity()) * u128::from(UNITS_PER_TOKEN);
+    let at_nanos = model.observed();
+    let mut balances = BTreeMap::new();
+    for key in snapshot.buckets.keys() {
+        let balance = model
+            .balance_at(key, at_nanos)
+            .and_then(|units| u128::try_from(&units).ok())
+            .filter(|&units| units <= ceiling)
+            .ok_or_else(|| {
+                invariant(format!(
+                    "I1 broken: the balance of {key:?} at {at_nanos} ns is outside 0..={ceiling} units"
+                ))
+            })?;
+        balances.insert(key.clone(), balance);
+    }
+    Ok(CheckedStep {
+        number,
+        outcome: by_model,
+        at_nanos,
+        balances,
+        snapshot,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_lesson_file_parses_and_is_listed() {
+        let all = walkthroughs().unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(all.len(), FILES.len());
+        let on_disk: BTreeSet<String> =
+            std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/lesson"))
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|name| name.ends_with(".json"))
+                .collect();
+        let listed: BTreeSet<String> = FILES.iter().map(|(f, _)| (*f).to_owned()).collect();
+        assert_eq!(
+            on_disk, listed,
+            "every testdata/lesson/*.json file must be in FILES"
+        );
+    }
+
+    #[test]
+    fn every_walkthrough_replays_without_disagreement() {
+        for w in walkthroughs().unwrap() {
+            let replay = w.replay();
+            assert_eq!(replay.failure, None, "{}", w.id);
+            assert_eq!(replay.steps.len(), w.steps.len(), "{}", w.id);
+        }
+    }
+
+    #[test]
+    fn the_lesson_covers_the_seed() {
+        let ids: Vec<String> = walkthroughs().unwrap().into_iter().map(|w| w.id).collect();
+        for id in [
+            "burst_rejection_fractional_refill",
+            "worked_example_1_burst_then_retry",
+            "worked_example_2_policy_cutover",
+            "change_exercise_first_pass_at_333333334",
+            "fixed_point_boundaries_499999999_500000000",
+            "evict_full_equivalence",
+            "key_capacity_error",
+            "stale_version_rejected",
+            "clamp_on_capacity_decrease",
+            "no_top_up_on_capacity_increase",
+            "new_keys_after_cutover_start_at_new_capacity",
+            "time_reversal_rejected",
+        ] {
+            assert!(ids.iter().any(|i| i == id), "missing {id}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_expectation_is_reported_with_both_outcomes() {
+        let mut w = walkthroughs()
+            .unwrap()
+            .into_iter()
+            .find(|w| w.id == "worked_example_1_burst_then_retry")
+            .unwrap();
+        let wrong = Outcome::Decision(crate::Decision {
+            allowed: false,
+            whole_tokens: 0,
+            retry_after_nanos: 499_999_999,
+        });
+        w.steps[1].expect = wrong.clone();
+        let replay = w.replay();
+        assert_eq!(replay.steps.len(), 1);
+        let right = Outcome::Decision(crate::Decision {
+            allowed: false,
+            whole_tokens: 0,
+            retry_after_nanos: 500_000_000,
+        });
+        match replay.failure {
+            Some(CheckFailure::Outcome {
+                step,
+                expected,
+                model,
+                reference,
+                ..
+            }) => {
+                assert_eq!(step, 2);
+                assert_eq!(expected, wrong);
+                assert_eq!((model, reference), (right.clone(), right));
+            }
+            other => panic!("expected an outcome disagreement, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_policies_do_not_parse() {
+        let base = r#"{"id":"x","title":"t","seed":"s","policy":{"version":1,"capacity":10,"tokens_per_second":2},"max_keys":1,"steps":[]"#;
+        assert!(serde_json::from_str::<Walkthrough>(&format!("{base}}}")).is_ok());
+        assert!(serde_json::from_str::<Walkthrough>(&format!("{base},\"extra\":1}}")).is_err());
+        let bad = base.replace("\"capacity\":10", "\"capacity\":0");
+        assert!(serde_json::from_str::<Walkthrough>(&format!("{bad}}}")).is_err());
+    }
+}

@@ -1,0 +1,257 @@
+//! Checks on real threads. Every round starts its threads together behind a barrier,
+//! records each call with logical invocation and return times, and then either counts
+//! (the seed's twenty contenders) or checks the whole history for linearizability against
+//! the specification, including a sequential post part that exposes races whose damage shows
+//! only later (a spent bucket that comes back full, a spend lost at cutover).
+//!
+//! These checks use `std::thread` whatever backend `ratelimit_lab::sync` is built with;
+//! exhaustive and randomized schedule exploration lives in the loom and shuttle modes.
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use crate::model::{Model, Op, Outcome};
+use crate::{LimitError, Limiter, Policy};
+
+use super::linearizability::{self, Event};
+use super::probe::{build, guarded};
+use super::{env, Failure};
+
+/// A design shared by a round's threads, and the logical clock stamping their calls.
+struct Round<L> {
+    design: Arc<L>,
+    clock: Arc<AtomicU64>,
+    policy: Policy,
+    max_keys: usize,
+}
+
+impl<L: Limiter> Round<L> {
+    fn new(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
+        Ok(Round {
+            design: Arc::new(build::<L>(policy, max_keys)?),
+            clock: Arc::new(AtomicU64::new(0)),
+            policy,
+            max_keys,
+        })
+    }
+
+    /// Runs `op` once, stamped.
+    fn call(design: &L, clock: &AtomicU64, thread: usize, op: Op) -> Result<Event, Failure> {
+        let invoked = clock.fetch_add(1, Ordering::SeqCst);
+        let outcome = guarded(|| op.run_on(design))
+            .map_err(|msg| Failure::new(format!("thread {thread}: {op} panicked: {msg}")))?;
+        let returned = clock.fetch_add(1, Ordering::SeqCst);
+        Ok(Event { thread, op, outcome, invoked, returned })
+    }
+
+    /// Runs `ops` in order on the calling thread (thread 0: the init and post parts).
+    fn sequential(&self, ops: Vec<Op>) -> Result<Vec<Event>, Failure> {
+        ops.into_iter()
+            .map(|op| Self::call(&self.design, &self.clock, 0, op))
+            .collect()
+    }
+
+    /// Runs each list of ops on its own thread, all released together.
+    fn parallel(&self, per_thread: Vec<Vec<Op>>) -> Result<Vec<Event>, Failure> {
+        let barrier = Arc::new(Barrier::new(per_thread.len()));
+        let handles: Vec<_> = per_thread
+            .into_iter()
+            .enumerate()
+            .map(|(i, ops)| {
+                let (design, clock, barrier) = (self.design.clone(), self.clock.clone(), barrier.clone());
+                thread::spawn(move || {
+                    barrier.wait();
+                    ops.into_iter()
+                        .map(|op| Self::call(&design, &clock, i + 1, op))
+                        .collect::<Result<Vec<Event>, Failure>>()
+                })
+            })
+            .collect();
+        let mut events = Vec::new();
+        for h in handles {
+            match h.join() {
+                Ok(result) => events.extend(result?),
+                Err(_) => return Err(Failure::new("a contender thread died")),
+            }
+        }
+        Ok(events)
+    }
+
+    /// Checks the history for linearizability from a fresh specification.
+    fn linearizable(&self, history: &[Event]) -> Result<(), Failure> {
+        let start = Model::new(self.policy, self.max_keys)
+            .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))?;
+        linearizability::check(&start, history).map(|_| ()).map_err(|verdict| {
+            Failure::new(format!(
+                "no sequential order of these {} calls gives the results the design returned (starting from {:?}, max_keys {})",
+                history.len(),
+                self.policy,
+                self.max_keys
+            ))
+            .with_detail(format!(
+                "history (one column per thread, in order of invocation):\n{}\n{}",
+                linearizability::history_table(history),
+                linearizability::explain(history, &verdict)
+            ))
+        })
+    }
+}
+
+fn allow(key: &str, cost: u64, now: u64) -> Op {
+    Op::Allow { key: key.to_string(), cost, now }
+}
+
+fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
+    Policy::new(version, capacity, rate).map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
+}
+
+fn allowed(e: &Event) -> bool {
+    matches!(e.outcome, Outcome::Decision(d) if d.allowed)
+}
+
+/// Twenty threads each spend one token at t = 0 from capacity ten: exactly ten pass, and the
+/// history linearizes.
+pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure> {
+    let rounds = (env::rounds() / 4).max(1);
+    for round in 0..rounds {
+        let r = Round::<L>::new(policy(1, 10, 2)?, 4)?;
+        let events = r.parallel((0..20).map(|_| vec![allow("k", 1, 0)]).collect())?;
+        let passed = events.iter().filter(|e| allowed(e)).count();
+        if passed != 10 {
+            let mut history = events.clone();
+            history.extend(r.sequential(vec![allow("k", 1, 0)])?);
+            let why = r.linearizable(&history).err().and_then(|f| f.detail).unwrap_or_default();
+            return Err(Failure::new(format!(
+                "round {}: {passed} of 20 concurrent unit requests passed at t=0 with capacity 10; exactly 10 must",
+                round + 1
+            ))
+            .with_detail(why));
+        }
+        r.linearizable(&events)?;
+    }
+    Ok(())
+}
+
+/// Threads spend mixed costs at one instant; the admitted costs must add up to exactly what
+/// the bucket lost, which a sequential probe then reads back.
+pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure> {
+    let mut rng = env::seed() ^ 0x12;
+    for round in 0..env::rounds() {
+        let r = Round::<L>::new(policy(1, 10, 1)?, 4)?;
+        let per_thread: Vec<Vec<Op>> = (0..4)
+            .map(|_| {
+                (0..2)
+                    .map(|_| {
+                        rng = env::splitmix(rng);
+                        allow("k", 1 + rng % 4, 5)
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut history = r.sequential(vec![allow("k", 1, 0)])?;
+        history.extend(r.parallel(per_thread)?);
+        let spent: u64 = history
+            .iter()
+            .filter(|e| allowed(e))
+            .map(|e| match e.op {
+                Op::Allow { cost, .. } => cost,
+                _ => 0,
+            })
+            .sum();
+        history.extend(r.sequential(vec![allow("k", 10, 5)])?);
+        let left = match history.last().map(|e| &e.outcome) {
+            Some(Outcome::Decision(d)) if !d.allowed => Some(d.whole_tokens),
+            _ => None,
+        };
+        if spent > 10 || left != Some(10 - spent.min(10)) {
+            let why = r.linearizable(&history).err().and_then(|f| f.detail).unwrap_or_default();
+            return Err(Failure::new(format!(
+                "round {}: admitted costs add up to {spent} tokens from capacity 10 (one spent before), but the bucket then reports {} whole tokens left; every admitted cost must be deducted exactly once",
+                round + 1,
+                left.map_or("no rejection".to_string(), |l| l.to_string())
+            ))
+            .with_detail(why));
+        }
+        r.linearizable(&history)?;
+    }
+    Ok(())
+}
+
+/// Threads race to create distinct keys under a small bound: exactly `max_keys` succeed and
+/// the rest get `KeyCapacityReached`.
+pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<(), Failure> {
+    let keys = ["a", "b", "c", "d", "e", "f"];
+    for round in 0..(env::rounds() / 2).max(1) {
+        let r = Round::<L>::new(policy(1, 3, 1)?, 3)?;
+        let events = r.parallel(keys.iter().map(|k| vec![allow(k, 1, 0)]).collect())?;
+        let created = events.iter().filter(|e| allowed(e)).count();
+        let refused = events
+            .iter()
+            .filter(|e| e.outcome == Outcome::Error(LimitError::KeyCapacityReached { max_keys: 3 }))
+            .count();
+        let count = guarded(|| r.design.key_count())
+            .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")))?;
+        if created != 3 || refused != 3 || count != 3 {
+            let mut text = String::new();
+            for e in &events {
+                let _ = writeln!(text, "  thread {}: {} -> {}", e.thread, e.op, e.outcome);
+            }
+            return Err(Failure::new(format!(
+                "round {}: six threads created six keys under max_keys 3: {created} were admitted, {refused} refused with KeyCapacityReached, key_count() is {count}; it must be 3, 3 and 3",
+                round + 1
+            ))
+            .with_detail(text));
+        }
+    }
+    Ok(())
+}
+
+/// Random rounds of mixed calls on real threads, each history (init, parallel and post parts)
+/// checked for linearizability.
+pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Failure> {
+    let mut rng = env::seed() ^ 0x2;
+    let mut next = move |n: u64| {
+        rng = env::splitmix(rng);
+        rng % n
+    };
+    for _ in 0..env::rounds() {
+        let capacity = 1 + next(3);
+        let rate = [1, 2, 1_000_000_000][next(3) as usize];
+        let max_keys = 1 + next(2) as usize;
+        let start = policy(1, capacity, rate)?;
+        let r = Round::<L>::new(start, max_keys)?;
+        let t = 1 + next(2);
+        let mut init = vec![allow("a", 1 + next(capacity), 0)];
+        if next(2) == 0 {
+            init.push(allow("b", 1, 0));
+        }
+        let threads = 2 + next(2) as usize;
+        let mut version = 1;
+        let per_thread: Vec<Vec<Op>> = (0..threads)
+            .map(|_| {
+                (0..1 + next(2))
+                    .map(|_| match next(6) {
+                        0 => Op::EvictFull { now: t },
+                        1 => {
+                            version += 1;
+                            let next_policy = Policy::new(version, 1 + next(4), [1, 2, 4][next(3) as usize]).unwrap_or(start);
+                            Op::ReplacePolicy { next: next_policy, expected_version: 1 + next(version), now: t }
+                        }
+                        _ => allow(["a", "b"][next(2) as usize], 1 + next(capacity), t),
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut history = r.sequential(init)?;
+        history.extend(r.parallel(per_thread)?);
+        history.extend(r.sequential(vec![
+            Op::KeyCount,
+            allow("a", 1, t),
+            allow("b", 1, t),
+            allow("a", 1, t),
+        ])?);
+        r.linearizable(&history)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+use std::fmt;
+
+use serde::Serialize;
+
+use super::Mistake;
+
+/// One row of a failing trace: what was called, what the specification returns, what the
+/// design returned.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceRow {
+    /// 1-based position in the trace.
+    pub step: usize,
+    /// The call, e.g. `allow("k", cost 1, at 250000000 ns)`.
+    pub action: String,
+    /// What the specification returns.
+    pub expected: String,
+    /// What the design returned (or did: panicked, broke an invariant).
+    pub got: String,
+}
+
+/// Why a design failed a check: a summary, the minimal trace that shows it, and the seed
+/// mistake it most resembles.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// One sentence: what went wrong.
+    pub summary: String,
+    /// The steps up to and including the one that failed.
+    pub trace: Vec<TraceRow>,
+    /// Further explanation (an interleaving, a linearizability argument).
+    pub detail: Option<String>,
+    /// The seed mistake this failure most resembles, if one does.
+    pub mistake: Option<Mistake>,
+}
+
+impl Failure {
+    /// A failure with only a summary.
+    pub fn new(summary: impl Into<String>) -> Failure {
+        Failure {
+            summary: summary.into(),
+            trace: Vec::new(),
+            detail: None,
+            mistake: None,
+        }
+    }
+
+    /// Attaches the trace that shows it.
+    pub fn with_trace(mut self, trace: Vec<TraceRow>) -> Failure {
+        self.trace = trace;
+        self
+    }
+
+    /// Attaches an explanation.
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Failure {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    /// Names the seed mistake it resembles, unless one is named already.
+    pub fn resembling(mut self, mistake: Mistake) -> Failure {
+        self.mistake.get_or_insert(mistake);
+        self
+    }
+
+    /// The trace as a text table: `step | action | expected | got`.
+    pub fn trace_table(&self) -> String {
+        let header = TraceRow {
+            step: 0,
+            action: "action".into(),
+            expected: "expected (specification)".into(),
+            got: "got (design)".into(),
+        };
+        let rows: Vec<&TraceRow> = std::iter::once(&header).chain(&self.trace).collect();
+        let w_step = rows.iter().map(|r| r.step.to_string().len()).max().unwrap_or(4).max(4);
+        let w_act = rows.iter().map(|r| r.action.chars().count()).max().unwrap_or(0);
+        let w_exp = rows.iter().map(|r| r.expected.chars().count()).max().unwrap_or(0);
+        let mut out = String::new();
+        for (i, r) in rows.iter().enumerate() {
+            let step = if i == 0 { "step".to_string() } else { r.step.to_string() };
+            let mark = if i + 1 == rows.len() && i > 0 && r.expected != r.got { "  <-- differs" } else { "" };
+            out.push_str(&format!(
+                "  {step:>w_step$} | {:w_act$} | {:w_exp$} | {}{mark}\n",
+                r.action, r.expected, r.got
+            ));
+            if i == 0 {
+                out.push_str(&format!(
+                    "  {}-+-{}-+-{}-+-{}\n",
+                    "-".repeat(w_step),
+                    "-".repeat(w_act),
+                    "-".repeat(w_exp),
+                    "-".repeat(12)
+                ));
+            }
+        }
+        out
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.summary)?;
+        if !self.trace.is_empty() {
+            writeln!(f, "\nminimal trace:\n{}", self.trace_table())?;
+        }
+        if let Some(detail) = &self.detail {
+            writeln!(f, "{detail}")?;
+        }
+        if let Some(m) = self.mistake {
+            writeln!(f, "resembles the seed's mistake: \"{}\"\nhint: {}", m.seed_text(), m.hint())?;
+        }
+        Ok(())
+    }
+}

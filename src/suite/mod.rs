@@ -1,0 +1,68 @@
+//! The conformance suite: every check a design must pass, what each guards, and how a
+//! failure is explained.
+//!
+//! # Writing it in a learner's crate
+//!
+//! ```ignore
+//! // tests/conformance.rs
+//! use my_crate::MyLimiter;
+//! ratelimit_lab::conformance_suite!(MyLimiter);
+//! ```
+//!
+//! `cargo test` then runs one test per check in [`CHECKS`], named by what it guards
+//! (`seed_…`, `r1_…` … `r4_…`, `i1_…` … `i3_…`). Each check drives the design and the
+//! executable specification side by side and fails with the requirement broken, the
+//! minimal trace (step | action | expected | got), the seed mistake it most resembles with a
+//! hint, and the command that reruns it alone.
+//!
+//! # What a design gets checked on
+//!
+//! - **Scenarios**: the seed's worked examples, trace table and change exercise, and each
+//!   requirement's edge cases (boundaries, errors and their order, extremes, eviction,
+//!   cutover).
+//! - **Properties**: quickcheck properties of the arithmetic derived from first principles;
+//!   proptest sequences compared with the specification and shrunk to a minimal trace.
+//! - **Invariants after every step**: black-box always (key count at most `max_keys` and
+//!   equal to the specification's; outcomes equal); white-box when
+//!   [`Limiter::snapshot`](crate::Limiter::snapshot) returns `Some` (I1 on every stored
+//!   bucket, I3, the stored state equivalent to the specification's, an error changes
+//!   nothing).
+//! - **Concurrency**: real threads on the seed's twenty contenders, cost accounting, key
+//!   bound races, and randomized histories checked for linearizability.
+//!
+//! # Tuning
+//!
+//! Every knob is an environment variable, named in [`env`]: cases, seed, per-check timeout,
+//! concurrency rounds, and the directory for graded reports.
+mod arithmetic;
+mod check;
+mod concurrency;
+pub mod env;
+mod failure;
+pub mod linearizability;
+mod mistake;
+mod probe;
+mod properties;
+mod report;
+mod requirement;
+mod runner;
+mod scenarios;
+
+pub use check::{find, CheckInfo, Kind, CHECKS};
+pub use failure::{Failure, TraceRow};
+pub use mistake::Mistake;
+pub use report::{collect, rerun, Report};
+pub use requirement::{Invariant, Requirement};
+pub use runner::{run_check, CheckResult, Status};
+
+use crate::Limiter;
+
+/// Runs every check on `L` in suite order and returns the report.
+pub fn grade<L: Limiter>() -> Report {
+    Report {
+        results: CHECKS
+            .iter()
+            .map(|c| (c.name.to_string(), run_check::<L>(c.name)))
+            .collect(),
+    }
+}

@@ -1,0 +1,283 @@
+//! The differential runner behind every sequential check: each operation goes to the design
+//! and to the specification, and both answers, the black-box invariants and (for designs
+//! with a [`Snapshot`]) the white-box ones are compared after every step.
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::model::{Model, Op, Outcome};
+use crate::{BucketState, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
+
+use super::{Failure, Mistake, TraceRow};
+
+/// Runs `f`, turning a panic into its message.
+pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(payload.as_ref()))
+}
+
+/// The message a panic carried.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
+    }
+}
+
+/// Builds a design, reporting an error or a panic as a failure.
+pub(crate) fn build<L: Limiter>(policy: Policy, max_keys: usize) -> Result<L, Failure> {
+    match guarded(|| L::new(policy, max_keys)) {
+        Ok(Ok(design)) => Ok(design),
+        Ok(Err(e)) => Err(Failure::new(format!(
+            "new({policy:?}, max_keys {max_keys}) returned the error \"{e}\"; the specification builds a limiter"
+        ))),
+        Err(msg) => Err(Failure::new(format!(
+            "new({policy:?}, max_keys {max_keys}) panicked: {msg}"
+        ))),
+    }
+}
+
+/// A design and the specification, driven in lock step.
+pub(crate) struct Probe<L> {
+    design: L,
+    model: Model,
+    rows: Vec<TraceRow>,
+}
+
+impl<L: Limiter> Probe<L> {
+    /// A fresh design and specification under `policy` and `max_keys`.
+    pub(crate) fn new(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
+        let model = Model::new(policy, max_keys)
+            .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))?;
+        Ok(Probe {
+            design: build::<L>(policy, max_keys)?,
+            model,
+            rows: Vec::new(),
+        })
+    }
+
+    fn fail(&self, summary: String) -> Failure {
+        Failure::new(summary).with_trace(self.rows.clone())
+    }
+
+    /// `allow` on both sides.
+    pub(crate) fn allow(&mut self, key: &str, cost: u64, now: u64) -> Result<Outcome, Failure> {
+        self.run(Op::Allow {
+            key: key.to_string(),
+            cost,
+            now,
+        })
+    }
+
+    /// `evict_full` on both sides.
+    pub(crate) fn evict_full(&mut self, now: u64) -> Result<Outcome, Failure> {
+        self.run(Op::EvictFull { now })
+    }
+
+    /// `replace_policy` on both sides.
+    pub(crate) fn replace(&mut self, next: Policy, expected: u64, now: u64) -> Result<Outcome, Failure> {
+        self.run(Op::ReplacePolicy {
+            next,
+            expected_version: expected,
+            now,
+        })
+    }
+
+    /// Runs `op` on both sides and checks everything observable afterwards.
+    pub(crate) fn run(&mut self, op: Op) -> Result<Outcome, Failure> {
+        let before = self.snapshot()?;
+        let got = guarded(|| op.run_on(&self.design));
+        let expected = self.model.apply(&op);
+        let step = self.rows.len() + 1;
+        self.rows.push(TraceRow {
+            step,
+            action: op.to_string(),
+            expected: expected.to_string(),
+            got: match &got {
+                Ok(outcome) => outcome.to_string(),
+                Err(msg) => format!("panicked: {msg}"),
+            },
+        });
+        let got = match got {
+            Ok(outcome) => outcome,
+            Err(msg) => return Err(self.fail(format!("step {step}: {op} panicked: {msg}"))),
+        };
+        if got != expected {
+            return Err(self.fail(format!(
+                "step {step}: {op} returned \"{got}\"; the specification says \"{expected}\""
+            ))
+            .with_detail(difference_note(&expected, &got)));
+        }
+        self.check_key_count(step)?;
+        if let (Some(before), Outcome::Error(e)) = (&before, &expected) {
+            let after = self.snapshot()?;
+            if after.as_ref() != Some(before) {
+                return Err(self
+                    .fail(format!(
+                        "step {step}: {op} returned the error \"{e}\" but changed the state (snapshot before and after differ)"
+                    ))
+                    .resembling(Mistake::MutationBeforeValidation));
+            }
+        }
+        self.check_snapshot(step)?;
+        Ok(got)
+    }
+
+    fn snapshot(&self) -> Result<Option<Snapshot>, Failure> {
+        guarded(|| self.design.snapshot())
+            .map_err(|msg| self.fail(format!("snapshot() panicked: {msg}")))
+    }
+
+    fn check_key_count(&self, step: usize) -> Result<(), Failure> {
+        let expected = self.model.buckets().len();
+        let got = guarded(|| self.design.key_count())
+            .map_err(|msg| self.fail(format!("key_count() after step {step} panicked: {msg}")))?;
+        if got > self.model.max_keys() {
+            return Err(self
+                .fail(format!(
+                    "I3: after step {step} key_count() is {got}, above max_keys {}",
+                    self.model.max_keys()
+                ))
+                .resembling(Mistake::UntrackedKeys));
+        }
+        if got != expected {
+            return Err(self.fail(format!(
+                "after step {step} key_count() is {got}; the specification tracks {expected} keys"
+            )));
+        }
+        Ok(())
+    }
+
+    /// White-box: I1 on every stored bucket, I3, and the stored state equivalent to the
+    /// specification's (same keys, same policy and observed time, same balance at the
+    /// observed time).
+    fn check_snapshot(&self, step: usize) -> Result<(), Failure> {
+        let Some(got) = self.snapshot()? else {
+            return Ok(());
+        };
+        let want = self.model.snapshot();
+        let policy = got.policy;
+        let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
+        for (key, b) in &got.buckets {
+            if b.units > cap {
+                return Err(self.fail(format!(
+                    "I1: after step {step} the snapshot stores {} units for {key:?}, above capacity {} × 10⁹",
+                    b.units,
+                    policy.capacity()
+                )));
+            }
+            if b.last_nanos > got.observed_nanos {
+                return Err(self.fail(format!(
+                    "after step {step} the snapshot dates {key:?} at {} ns, after the observed time {} ns",
+                    b.last_nanos, got.observed_nanos
+                )));
+            }
+        }
+        if got.buckets.len() > self.model.max_keys() {
+            return Err(self.fail(format!(
+                "I3: after step {step} the snapshot holds {} buckets, above max_keys {}",
+                got.buckets.len(),
+                self.model.max_keys()
+            )));
+        }
+        if got.policy != want.policy || got.observed_nanos != want.observed_nanos {
+            return Err(self.fail(format!(
+                "after step {step} the snapshot reports {:?} observed at {} ns; the specification has {:?} observed at {} ns",
+                got.policy, got.observed_nanos, want.policy, want.observed_nanos
+            )));
+        }
+        let keys_got: Vec<&String> = got.buckets.keys().collect();
+        let keys_want: Vec<&String> = want.buckets.keys().collect();
+        if keys_got != keys_want {
+            return Err(self.fail(format!(
+                "after step {step} the snapshot tracks keys {keys_got:?}; the specification tracks {keys_want:?}"
+            )));
+        }
+        for (key, b) in &got.buckets {
+            let mine = balance_at(b, &policy, got.observed_nanos);
+            let theirs = want
+                .buckets
+                .get(key)
+                .map(|w| balance_at(w, &want.policy, want.observed_nanos));
+            if Some(mine) != theirs {
+                return Err(self.fail(format!(
+                    "after step {step} the snapshot gives {key:?} a balance of {} units at {} ns; the specification has {}",
+                    mine,
+                    got.observed_nanos,
+                    theirs.map_or("no bucket".to_string(), |t| t.to_string())
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `min(capacity × 10⁹, units + (t − last) × rate)`, saturating where a broken snapshot would
+/// overflow.
+fn balance_at(b: &BucketState, policy: &Policy, t: u64) -> u128 {
+    let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
+    let earned = u128::from(t.saturating_sub(b.last_nanos)) * u128::from(policy.tokens_per_second());
+    b.units.saturating_add(earned).min(cap)
+}
+
+/// A short explanation of how two outcomes differ, in the seed's terms.
+fn difference_note(expected: &Outcome, got: &Outcome) -> String {
+    match (expected, got) {
+        (Outcome::Decision(e), Outcome::Decision(g)) => {
+            let mut notes = Vec::new();
+            if e.allowed != g.allowed {
+                notes.push(if e.allowed {
+                    "the refilled budget covered the cost, yet the design rejected it".to_string()
+                } else {
+                    "the refilled budget did not cover the cost, yet the design admitted it (R1)".to_string()
+                });
+            }
+            if e.whole_tokens != g.whole_tokens {
+                notes.push(format!(
+                    "whole tokens left: expected {}, got {}",
+                    e.whole_tokens, g.whole_tokens
+                ));
+            }
+            if e.retry_after_nanos != g.retry_after_nanos {
+                notes.push(retry_note(e, g));
+            }
+            notes.join("; ")
+        }
+        (Outcome::Error(e), Outcome::Error(g)) => format!(
+            "both refused, with different errors: expected {e:?}, got {g:?} (see LimitError for which error wins)"
+        ),
+        (Outcome::Error(e), _) => format!("expected the error {e:?}: the design accepted a call the contract refuses"),
+        (_, Outcome::Error(g)) => format!("the design refused with {g:?} a call the contract accepts"),
+        _ => String::new(),
+    }
+}
+
+fn retry_note(e: &Decision, g: &Decision) -> String {
+    format!(
+        "retry_after_nanos: expected {}, got {} ({})",
+        e.retry_after_nanos,
+        g.retry_after_nanos,
+        if g.retry_after_nanos < e.retry_after_nanos {
+            "too early: the request would still fail then"
+        } else {
+            "too late: the request would already pass earlier"
+        }
+    )
+}
+
+/// The error the specification gives for a misbuilt limiter.
+pub(crate) fn expect_new_error<L: Limiter>(policy: Policy, max_keys: usize, want: LimitError) -> Result<(), Failure> {
+    match guarded(|| L::new(policy, max_keys)) {
+        Ok(Err(e)) if e == want => Ok(()),
+        Ok(Err(e)) => Err(Failure::new(format!(
+            "new({policy:?}, max_keys {max_keys}) returned {e:?}; the specification says {want:?}"
+        ))),
+        Ok(Ok(_)) => Err(Failure::new(format!(
+            "new({policy:?}, max_keys {max_keys}) built a limiter; the specification refuses with {want:?}"
+        ))),
+        Err(msg) => Err(Failure::new(format!(
+            "new({policy:?}, max_keys {max_keys}) panicked: {msg}"
+        ))),
+    }
+}

@@ -1,0 +1,155 @@
+//! Grader output: a design's results as Exercism's `results.json` (version 3) and as
+//! Gradescope's `results.json`, checks in suite order, written whole after every check so a
+//! run cut short still leaves the results so far.
+use std::collections::BTreeMap;
+use std::io;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::runner::{CheckResult, Status};
+use super::CHECKS;
+
+/// The results of one design (or one invocation of the suite), in suite order.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// `(test name, result)` in the order they are listed: the test name is the check's name,
+    /// prefixed by the module path when several invocations share a report.
+    pub results: Vec<(String, CheckResult)>,
+}
+
+impl Report {
+    /// Points earned.
+    pub fn score(&self) -> u32 {
+        self.results.iter().map(|(_, r)| r.score()).sum()
+    }
+
+    /// Points available.
+    pub fn max_score(&self) -> u32 {
+        self.results.iter().map(|(_, r)| r.check.points).sum()
+    }
+
+    /// Checks passed.
+    pub fn passed(&self) -> usize {
+        self.results.iter().filter(|(_, r)| r.passed()).count()
+    }
+
+    /// Total wall time of the checks.
+    pub fn elapsed(&self) -> Duration {
+        self.results.iter().map(|(_, r)| r.elapsed).sum()
+    }
+
+    /// The first check that did not pass.
+    pub fn first_failure(&self) -> Option<&CheckResult> {
+        self.results.iter().map(|(_, r)| r).find(|r| !r.passed())
+    }
+
+    /// Exercism's test-runner `results.json`, version 3: `status` is `pass` when every check
+    /// passed, `fail` otherwise; each test carries the requirement number as `task_id`.
+    pub fn exercism(&self) -> Value {
+        let tests: Vec<Value> = self
+            .results
+            .iter()
+            .map(|(name, r)| {
+                let (status, message) = match &r.status {
+                    Status::Passed => ("pass", Value::Null),
+                    Status::Failed(_) => ("fail", Value::String(r.explain(&rerun(name)))),
+                    Status::TimedOut { .. } => ("error", Value::String(r.explain(&rerun(name)))),
+                };
+                json!({
+                    "name": name,
+                    "test_code": format!("{}: {}", r.check.requirement, r.check.guards),
+                    "status": status,
+                    "message": message,
+                    "task_id": r.check.requirement as u8 + 1,
+                })
+            })
+            .collect();
+        let all_passed = self.results.iter().all(|(_, r)| r.passed());
+        json!({
+            "version": 3,
+            "status": if all_passed { "pass" } else { "fail" },
+            "message": Value::Null,
+            "tests": tests,
+        })
+    }
+
+    /// Gradescope's `results.json`: points per check, tags naming the requirement and
+    /// invariant, and the explanation as each failed test's output.
+    pub fn gradescope(&self) -> Value {
+        let tests: Vec<Value> = self
+            .results
+            .iter()
+            .enumerate()
+            .map(|(i, (name, r))| {
+                let mut tags = vec![r.check.requirement.to_string()];
+                tags.extend(r.check.invariant.map(|i| i.to_string()));
+                json!({
+                    "score": r.score(),
+                    "max_score": r.check.points,
+                    "status": if r.passed() { "passed" } else { "failed" },
+                    "name": name,
+                    "number": format!("{}.{}", r.check.requirement as u8 + 1, i + 1),
+                    "output": if r.passed() { r.check.guards.to_string() } else { r.explain(&rerun(name)) },
+                    "tags": tags,
+                    "visibility": "visible",
+                })
+            })
+            .collect();
+        json!({
+            "score": self.score(),
+            "max_score": self.max_score(),
+            "execution_time": self.elapsed().as_secs_f64(),
+            "output": format!("{} of {} checks passed, {} of {} points", self.passed(), self.results.len(), self.score(), self.max_score()),
+            "tests": tests,
+        })
+    }
+
+    /// Writes `results.json` (Exercism) and `gradescope.json` into `dir`, each replaced
+    /// atomically (written aside, then renamed).
+    ///
+    /// # Errors
+    ///
+    /// Any error creating the directory or writing the files.
+    pub fn write_to(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)?;
+        for (file, value) in [("results.json", self.exercism()), ("gradescope.json", self.gradescope())] {
+            let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
+            let tmp = dir.join(format!(".{file}.tmp"));
+            std::fs::write(&tmp, text)?;
+            std::fs::rename(&tmp, dir.join(file))?;
+        }
+        Ok(())
+    }
+}
+
+/// The command that reruns one check, named as the test harness names it.
+pub fn rerun(test_name: &str) -> String {
+    format!("cargo test -- --exact {test_name}")
+}
+
+/// Results of the checks that ran so far in this process (the tests of one test binary),
+/// keyed by (invocation's module path, suite position).
+static COLLECTED: Mutex<BTreeMap<(String, usize), (String, CheckResult)>> = Mutex::new(BTreeMap::new());
+
+/// Adds one test's result to this process's report and, when
+/// [`REPORT_DIR`](super::env::REPORT_DIR) is set, rewrites the report files there.
+///
+/// # Errors
+///
+/// Writing the files failed.
+pub fn collect(module: &str, test_name: String, result: CheckResult) -> io::Result<()> {
+    let Some(dir) = std::env::var_os(super::env::REPORT_DIR) else {
+        return Ok(());
+    };
+    let position = CHECKS.iter().position(|c| c.name == result.check.name).unwrap_or(usize::MAX);
+    let mut all = COLLECTED.lock().unwrap_or_else(|p| p.into_inner());
+    all.insert((module.to_string(), position), (test_name, result));
+    let report = Report {
+        results: all.values().cloned().collect(),
+    };
+    // Written while the lock is held, so concurrent tests never interleave their files.
+    report.write_to(Path::new(&dir))
+}

@@ -1,0 +1,145 @@
+//! Runs one check in isolation: on its own thread, with a time limit, with panics caught, so
+//! that a panicking or hanging design fails that check and nothing else.
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::Limiter;
+
+use super::check::{dispatch, find, CheckInfo};
+use super::probe::guarded;
+use super::{env, Failure};
+
+/// How a check ended.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Status {
+    /// The design did what the check guards.
+    Passed,
+    /// The design broke what the check guards.
+    Failed(Failure),
+    /// The check did not finish within the time limit (the design hangs or is far too slow).
+    TimedOut {
+        /// The limit, in seconds.
+        limit_secs: u64,
+    },
+}
+
+/// One check's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckResult {
+    /// The check.
+    pub check: CheckInfo,
+    /// How it ended.
+    pub status: Status,
+    /// Wall time it took.
+    pub elapsed: Duration,
+}
+
+impl CheckResult {
+    /// `true` when the check passed.
+    pub fn passed(&self) -> bool {
+        self.status == Status::Passed
+    }
+
+    /// Points earned: all of the check's or none.
+    pub fn score(&self) -> u32 {
+        if self.passed() {
+            self.check.points
+        } else {
+            0
+        }
+    }
+
+    /// The full explanation for a person: what is guarded, what broke, the minimal trace, the
+    /// seed mistake and hint, and `rerun`, the command that runs just this check.
+    pub fn explain(&self, rerun: &str) -> String {
+        let c = &self.check;
+        let mut out = format!(
+            "{} ({}{}): {}\n  {}: {}\n",
+            c.name,
+            c.requirement,
+            c.invariant.map(|i| format!(", {i}")).unwrap_or_default(),
+            match self.status {
+                Status::Passed => "passed",
+                Status::Failed(_) => "FAILED",
+                Status::TimedOut { .. } => "TIMED OUT",
+            },
+            c.requirement,
+            c.requirement.text()
+        );
+        if let Some(i) = c.invariant {
+            out.push_str(&format!("  {i}: {}\n", i.text()));
+        }
+        out.push_str(&format!("  checks: {}\n\n", c.guards));
+        match &self.status {
+            Status::Passed => {}
+            Status::Failed(f) => {
+                let f = match c.mistake {
+                    Some(m) => f.clone().resembling(m),
+                    None => f.clone(),
+                };
+                out.push_str(&f.to_string());
+            }
+            Status::TimedOut { limit_secs } => out.push_str(&format!(
+                "the check did not finish within {limit_secs} s: the design hangs (a deadlock, a lock never released, an endless loop) or is far too slow; raise {} to allow more time\n",
+                env::TIMEOUT
+            )),
+        }
+        if !self.passed() {
+            out.push_str(&format!("\nrerun just this check: {rerun}\n"));
+        }
+        out
+    }
+}
+
+/// Runs the check called `name` on `L`, isolated on its own thread and limited to
+/// [`env::TIMEOUT`](super::env::TIMEOUT) seconds.
+///
+/// An unknown name fails with a message listing the known ones; a panic anywhere in the
+/// check fails it with the panic's message.
+pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
+    let Some(check) = find(name) else {
+        let known: Vec<&str> = super::CHECKS.iter().map(|c| c.name).collect();
+        return CheckResult {
+            check: super::CHECKS[0],
+            status: Status::Failed(Failure::new(format!(
+                "there is no check called {name:?}; the checks are: {}",
+                known.join(", ")
+            ))),
+            elapsed: Duration::ZERO,
+        };
+    };
+    let limit = env::timeout();
+    let started = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    let owned = check.name;
+    let spawned = thread::Builder::new()
+        .name(format!("check {owned}"))
+        .spawn(move || {
+            let result = guarded(|| dispatch::<L>(owned));
+            let _ = tx.send(result);
+        });
+    let status = match spawned {
+        Err(e) => Status::Failed(Failure::new(format!("could not start the check's thread: {e}"))),
+        Ok(_) => match rx.recv_timeout(limit) {
+            Ok(Ok(Some(Ok(())))) => Status::Passed,
+            Ok(Ok(Some(Err(failure)))) => Status::Failed(failure),
+            Ok(Ok(None)) => Status::Failed(Failure::new(format!("there is no check called {owned:?}"))),
+            Ok(Err(msg)) => Status::Failed(Failure::new(format!("the design panicked: {msg}"))),
+            Err(mpsc::RecvTimeoutError::Timeout) => Status::TimedOut {
+                limit_secs: limit.as_secs(),
+            },
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Status::Failed(Failure::new("the check's thread ended without a result"))
+            }
+        },
+    };
+    CheckResult {
+        check: *check,
+        status,
+        elapsed: started.elapsed(),
+    }
+}

@@ -1,0 +1,153 @@
+//! The `ratelimit-lab` binary, run as a user runs it.
+
+use std::process::{Command, Output};
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("output is UTF-8")
+}
+
+#[test]
+fn walkthrough_prints_every_checked_table() {
+    let out = run(&["walkthrough"]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "stderr: {stderr}");
+    assert!(stderr.is_empty(), "stderr: {stderr}");
+    assert!(
+        stdout.contains("step | action") && stdout.contains("| state after | invariant"),
+        "{stdout}"
+    );
+    // The trace table, worked example 1 and the change exercise, with their exact numbers.
+    assert!(stdout.contains("| At 250000000 ns consume 1 |"), "{stdout}");
+    assert!(
+        stdout.contains("k: 0.5 tokens (500000000 units)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Rejected; retry after 500000000 ns"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("333333334"), "{stdout}");
+    assert!(
+        stdout.contains("the model, the reference and the lesson agree on every one"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn walkthrough_id_selects_one() {
+    let out = run(&[
+        "walkthrough",
+        "--id",
+        "change_exercise_first_pass_at_333333334",
+    ]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("Rejected; retry after 333333334 ns"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("k: 0.999999999 tokens (999999999 units)"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.contains("burst_rejection_fractional_refill"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 walkthroughs, 4 steps"), "{stdout}");
+}
+
+#[test]
+fn unknown_id_is_a_usage_error_listing_valid_ids() {
+    let out = run(&["walkthrough", "--id", "nope"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(
+        stderr.contains("unknown walkthrough id \"nope\""),
+        "{stderr}"
+    );
+    assert!(stderr.contains("valid ids are"), "{stderr}");
+    assert!(
+        stderr.contains("burst_rejection_fractional_refill"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("time_reversal_rejected"), "{stderr}");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        &["walkthrough", "--format", "xml"][..],
+        &["walkthrough", "--nope"][..],
+        &["no-such-command"][..],
+        &[][..],
+    ] {
+        let out = run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(!out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn walkthrough_json_parses_and_carries_the_checked_numbers() {
+    let out = run(&["walkthrough", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    let walkthroughs = doc.as_array().expect("an array of walkthroughs");
+    assert_eq!(walkthroughs.len(), 12);
+    let trace = walkthroughs
+        .iter()
+        .find(|w| w["id"] == "burst_rejection_fractional_refill")
+        .expect("the trace table");
+    let steps = trace["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 4);
+    assert_eq!(steps[1]["outcome"]["retry_after_nanos"], 500_000_000);
+    assert_eq!(steps[2]["action"], "At 250000000 ns consume 1");
+    assert_eq!(
+        steps[2]["seed_outcome"],
+        "Rejected; half a token accumulated"
+    );
+    assert_eq!(steps[2]["invariant"], "Fractional credit retained exactly");
+    assert_eq!(steps[2]["balances"]["k"], 500_000_000);
+    assert_eq!(steps[2]["state_after"], "k: 0.5 tokens (500000000 units)");
+
+    let one = run(&[
+        "walkthrough",
+        "--format",
+        "json",
+        "--id",
+        "worked_example_2_policy_cutover",
+    ]);
+    assert_eq!(one.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&one.stdout).unwrap();
+    let steps = doc[0]["steps"].as_array().unwrap();
+    assert_eq!(steps[1]["op"]["op"], "replace_policy");
+    assert_eq!(steps[1]["balances"]["k"], 1_000_000_000);
+    assert_eq!(steps[2]["outcome"]["whole_tokens"], 1);
+}
+
+#[test]
+fn help_documents_the_subcommand() {
+    let out = run(&["walkthrough", "--help"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stdout.contains("--id <ID>"), "{stdout}");
+    assert!(stdout.contains("--format <FORMAT>"), "{stdout}");
+    assert!(
+        stdout.contains("table") && stdout.contains("json"),
+        "{stdout}"
+    );
+}
