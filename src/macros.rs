@@ -52,8 +52,9 @@ macro_rules! conformance_suite {
             r1_retry_after_is_a_ceiling,
             r1_whole_tokens_are_floored,
             r1_invalid_input_is_refused,
-            r1_time_reversal_is_refused,
             r1_errors_change_nothing,
+            r1_time_reversal_is_refused,
+            r1_errors_win_in_order,
             r1_extremes_are_exact,
             r3_key_capacity_is_enforced,
             r3_evict_full_drops_only_full_buckets,
@@ -73,6 +74,8 @@ macro_rules! conformance_suite {
             r2_twenty_contenders_ten_pass,
             i2_each_cost_is_deducted_once,
             i3_concurrent_new_keys_respect_max_keys,
+            r3_eviction_never_undoes_a_spend,
+            r4_cutover_never_undoes_a_spend,
             r2_concurrent_histories_linearize,
         );
     };

@@ -8,6 +8,9 @@ ratelimit_lab::conformance_suite!(specification => ModelLimiter);
 
 #[test]
 fn the_macro_expands_to_every_check_in_suite_order() {
-    let listed: Vec<&str> = ratelimit_lab::suite::CHECKS.iter().map(|c| c.name).collect();
+    let listed: Vec<&str> = ratelimit_lab::suite::CHECKS
+        .iter()
+        .map(|c| c.name)
+        .collect();
     assert_eq!(reference::CONFORMANCE_CHECKS, listed.as_slice());
 }

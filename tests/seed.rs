@@ -328,8 +328,9 @@ fn test_line_smaller_time_is_an_error() {
                 capacity: 10,
             },
         );
-        // A rejection also raises the observed time.
-        d.allow("k", 10, 200, rejected(9, 500_000_000));
+        // A rejection also raises the observed time. At 200 ns the key has earned 99 ns × 2
+        // units since 101 ns: short by 10^9 - 198 units, so the retry is (10^9 - 198) / 2.
+        d.allow("k", 10, 200, rejected(9, 499_999_901));
         d.rejects(
             |l| l.allow("k", 1, 199),
             LimitError::TimeWentBackwards {
@@ -369,8 +370,8 @@ fn test_line_boundaries_499999999_and_500000000() {
     });
 }
 
-/// Releases `callers` threads at once, each calling `allow("k", 1, 0)` on one limiter that
-/// already holds `prior_spend` tokens less than `capacity`; returns the decisions.
+/// Releases `callers` threads at once through a barrier, each calling `allow("k", 1, 0)` on
+/// the same limiter, and returns their results.
 fn release_at_once<L: Limiter>(
     limiter: Arc<L>,
     callers: usize,

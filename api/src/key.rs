@@ -38,12 +38,14 @@ mod tests {
     #[test]
     fn matches_java_character_is_whitespace() {
         // Java's Character.isWhitespace is true for exactly these code points.
-        let java: Vec<u32> = [0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x1680]
-            .into_iter()
-            .chain(0x2000..=0x2006)
-            .chain(0x2008..=0x200A)
-            .chain([0x2028, 0x2029, 0x205F, 0x3000])
-            .collect();
+        let java: Vec<u32> = [
+            0x9, 0xA, 0xB, 0xC, 0xD, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x1680,
+        ]
+        .into_iter()
+        .chain(0x2000..=0x2006)
+        .chain(0x2008..=0x200A)
+        .chain([0x2028, 0x2029, 0x205F, 0x3000])
+        .collect();
         for cp in 0..=0x10FFFFu32 {
             if let Some(c) = char::from_u32(cp) {
                 assert_eq!(is_java_whitespace(c), java.contains(&cp), "U+{cp:04X}");

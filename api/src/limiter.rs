@@ -50,8 +50,12 @@ pub trait Limiter: Send + Sync + 'static {
     ///
     /// In this order: [`LimitError::TimeWentBackwards`], [`LimitError::StalePolicyVersion`]
     /// (`expected_version` is not the current version, or `next.version()` is not above it).
-    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64)
-        -> Result<(), LimitError>;
+    fn replace_policy(
+        &self,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError>;
 
     /// The number of tracked keys; never above `max_keys`.
     fn key_count(&self) -> usize;

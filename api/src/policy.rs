@@ -107,7 +107,13 @@ mod tests {
         let max = MAX_QUANTITY;
         assert!(Policy::new(1, 1, 1).is_ok());
         assert!(Policy::new(max, max, max).is_ok());
-        for (v, c, r) in [(0, 1, 1), (1, 0, 1), (1, 1, 0), (max + 1, 1, 1), (1, max + 1, 1)] {
+        for (v, c, r) in [
+            (0, 1, 1),
+            (1, 0, 1),
+            (1, 1, 0),
+            (max + 1, 1, 1),
+            (1, max + 1, 1),
+        ] {
             assert_eq!(
                 Policy::new(v, c, r),
                 Err(LimitError::InvalidPolicy {
@@ -125,8 +131,12 @@ mod tests {
         let ok: Policy =
             serde_json::from_str(r#"{"version":2,"capacity":20,"tokens_per_second":4}"#).unwrap();
         assert_eq!(ok, Policy::new(2, 20, 4).unwrap());
-        let bad = serde_json::from_str::<Policy>(r#"{"version":2,"capacity":0,"tokens_per_second":4}"#);
+        let bad =
+            serde_json::from_str::<Policy>(r#"{"version":2,"capacity":0,"tokens_per_second":4}"#);
         assert!(bad.unwrap_err().to_string().contains("capacity"));
-        assert_eq!(serde_json::to_string(&ok).unwrap(), r#"{"version":2,"capacity":20,"tokens_per_second":4}"#);
+        assert_eq!(
+            serde_json::to_string(&ok).unwrap(),
+            r#"{"version":2,"capacity":20,"tokens_per_second":4}"#
+        );
     }
 }

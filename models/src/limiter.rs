@@ -11,7 +11,10 @@ pub struct ModelLimiter(Mutex<Model>);
 
 impl ModelLimiter {
     fn with<T>(&self, f: impl FnOnce(&mut Model) -> T) -> T {
-        let mut guard = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut guard = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         f(&mut guard)
     }
 }
@@ -29,7 +32,12 @@ impl Limiter for ModelLimiter {
         self.with(|m| m.evict_full(now))
     }
 
-    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64) -> Result<(), LimitError> {
+    fn replace_policy(
+        &self,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError> {
         self.with(|m| m.replace_policy(next, expected_version, now))
     }
 

@@ -85,7 +85,9 @@ impl Op {
                 next,
                 expected_version,
                 now,
-            } => limiter.replace_policy(*next, *expected_version, *now).into(),
+            } => limiter
+                .replace_policy(*next, *expected_version, *now)
+                .into(),
             Op::KeyCount => Outcome::KeyCount {
                 keys: limiter.key_count(),
             },
@@ -142,7 +144,11 @@ impl fmt::Display for Outcome {
             Outcome::Decision(d) if d.allowed => {
                 write!(f, "allowed, {} tokens left", d.whole_tokens)?;
                 if d.retry_after_nanos != 0 {
-                    write!(f, " (retry_after_nanos {} on an allowed call)", d.retry_after_nanos)?;
+                    write!(
+                        f,
+                        " (retry_after_nanos {} on an allowed call)",
+                        d.retry_after_nanos
+                    )?;
                 }
                 Ok(())
             }
@@ -197,7 +203,13 @@ mod tests {
             Outcome::Error(LimitError::InvalidKey),
         ];
         let json = serde_json::to_string(&outcomes).unwrap();
-        assert!(json.contains(r#"{"outcome":"error","error":"invalid_cost","cost":11,"capacity":10}"#), "{json}");
-        assert_eq!(serde_json::from_str::<Vec<Outcome>>(&json).unwrap(), outcomes);
+        assert!(
+            json.contains(r#"{"outcome":"error","error":"invalid_cost","cost":11,"capacity":10}"#),
+            "{json}"
+        );
+        assert_eq!(
+            serde_json::from_str::<Vec<Outcome>>(&json).unwrap(),
+            outcomes
+        );
     }
 }

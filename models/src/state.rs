@@ -153,7 +153,11 @@ impl Model {
             let short = &need - &after;
             let rate = big(self.policy.tokens_per_second());
             let (whole, rest) = (&short / &rate, &short % &rate);
-            let wait = if rest > BigInt::from(0) { whole + 1 } else { whole };
+            let wait = if rest > BigInt::from(0) {
+                whole + 1
+            } else {
+                whole
+            };
             to_u64(&wait.min(big(MAX_QUANTITY)))
         };
         let whole_tokens = to_u64(&(&after / unit()));

@@ -97,10 +97,15 @@ mod tests {
     fn no_boundary_burst() {
         let log = SlidingLog::new(10, 1_000_000_000).unwrap();
         let before = (0..10).filter(|_| log.allow(999_999_999).unwrap()).count();
-        let after = (0..10).filter(|_| log.allow(1_000_000_000).unwrap()).count();
+        let after = (0..10)
+            .filter(|_| log.allow(1_000_000_000).unwrap())
+            .count();
         assert_eq!((before, after), (10, 0));
         assert!(!log.allow(1_999_999_998).unwrap());
-        assert!(log.allow(1_999_999_999).unwrap(), "the first ten left the window");
+        assert!(
+            log.allow(1_999_999_999).unwrap(),
+            "the first ten left the window"
+        );
         assert_eq!(log.retained(), 1);
         assert!(log.allow(0).is_err());
         assert!(SlidingLog::new(1, 0).is_err());

@@ -168,7 +168,12 @@ impl Limiter for TokenBucket {
         Ok(before - s.buckets.len())
     }
 
-    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64) -> Result<(), LimitError> {
+    fn replace_policy(
+        &self,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError> {
         let mut s = self.lock();
         s.check_time(now)?;
         let current = s.policy.version();
@@ -235,6 +240,9 @@ mod tests {
         assert!(!d.allowed);
         assert_eq!(d.retry_after_nanos, M, "saturates");
         let d = limiter.allow("k", 1, u64::MAX).unwrap();
-        assert_eq!(d.whole_tokens, 18_446_744_072, "u64::MAX ns at 1 token/s, minus 1");
+        assert_eq!(
+            d.whole_tokens, 18_446_744_072,
+            "u64::MAX ns at 1 token/s, minus 1"
+        );
     }
 }

@@ -273,7 +273,7 @@ fn hammer<C: Clock>(clocked: &Clocked<TokenBucket, C>, tick: impl Fn() + Sync) -
 #[test]
 fn clocked_never_goes_backwards_on_the_monotonic_clock() {
     let clocked = Clocked::new(limiter(), MonotonicClock::new());
-    let backwards = hammer(&clocked, || thread::yield_now());
+    let backwards = hammer(&clocked, thread::yield_now);
     assert_eq!(backwards, 0);
     assert!(
         clocked.limiter().snapshot().unwrap().observed_nanos > 0,

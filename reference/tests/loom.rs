@@ -111,11 +111,11 @@ fn explore<L: Limiter>(scenario: Scenario, also: fn(&Observed)) -> usize {
     let executions = std::sync::Arc::new(AtomicUsize::new(0));
     let counter = std::sync::Arc::clone(&executions);
     loom::model(move || {
-        counter.fetch_add(1, SeqCst);
+        let execution = counter.fetch_add(1, SeqCst) + 1;
         let got = scenario.run::<L>();
         assert!(
             legal.contains(&got),
-            "not linearizable: {got:#?}\nlegal results of {scenario:#?}:\n{legal:#?}"
+            "not linearizable at execution {execution}: {got:#?}\nlegal results of {scenario:#?}:\n{legal:#?}"
         );
         also(&got);
     });
@@ -510,8 +510,13 @@ fn clocked_samples_never_arrive_out_of_order() {
 #[test]
 fn caller_sampled_time_arrives_out_of_order_in_some_interleaving() {
     let backwards = std::sync::Arc::new(AtomicUsize::new(0));
-    let seen = std::sync::Arc::clone(&backwards);
+    let executions = std::sync::Arc::new(AtomicUsize::new(0));
+    let (seen, counter) = (
+        std::sync::Arc::clone(&backwards),
+        std::sync::Arc::clone(&executions),
+    );
     loom::model(move || {
+        counter.fetch_add(1, SeqCst);
         let clock = Arc::new(ManualClock::new(100));
         let limiter = Arc::new(bucket());
         let (c, l) = (Arc::clone(&clock), Arc::clone(&limiter));
@@ -537,8 +542,7 @@ fn caller_sampled_time_arrives_out_of_order_in_some_interleaving() {
             }
         }
     });
-    assert!(
-        backwards.load(SeqCst) > 0,
-        "no interleaving delivered the older sample last"
-    );
+    let (n, late) = (executions.load(SeqCst), backwards.load(SeqCst));
+    println!("{n} executions explored, {late} delivered the older sample last");
+    assert!(late > 0, "no interleaving delivered the older sample last");
 }

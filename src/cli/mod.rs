@@ -25,9 +25,13 @@ struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Print the lesson's trace table, worked examples and contract checks as tables, every
-    /// step checked against the executable specification and the reference limiter as it is
-    /// printed.
+    /// Print the lesson's worked examples and trace table, every step checked.
+    ///
+    /// Each walkthrough (the trace table, the worked examples, the change exercise and one
+    /// per contract check) is replayed on the executable specification and on the reference
+    /// limiter. A row is printed only after both have returned exactly the outcome the lesson
+    /// states and hold the same state; at the first disagreement the step, the expected
+    /// outcome and both actual ones are reported and the exit status is 1.
     Walkthrough(walkthrough::Args),
 }
 

@@ -14,8 +14,9 @@ use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
 /// Arguments of `walkthrough`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Show only the walkthrough with this id (all of them when omitted). An unknown id is an
-    /// error that lists the valid ones.
+    /// Show only the walkthrough with this id (default: all).
+    ///
+    /// An unknown id is an error (exit status 2) that lists the valid ones.
     #[arg(long, value_name = "ID")]
     id: Option<String>,
 

@@ -95,8 +95,14 @@ impl<L: Limiter> Run<L> {
         });
         match got {
             Ok(Ok(d)) => Ok(d),
-            Ok(Err(e)) => Err(Failure::new(format!("allow(\"k\", cost {cost}, at {now} ns) failed: {e}")).with_trace(self.rows.clone())),
-            Err(msg) => Err(Failure::new(format!("allow(\"k\", cost {cost}, at {now} ns) panicked: {msg}")).with_trace(self.rows.clone())),
+            Ok(Err(e)) => Err(Failure::new(format!(
+                "allow(\"k\", cost {cost}, at {now} ns) failed: {e}"
+            ))
+            .with_trace(self.rows.clone())),
+            Err(msg) => Err(Failure::new(format!(
+                "allow(\"k\", cost {cost}, at {now} ns) panicked: {msg}"
+            ))
+            .with_trace(self.rows.clone())),
         }
     }
 }
@@ -112,7 +118,9 @@ fn verdict(r: Result<TestResult, Failure>) -> TestResult {
 
 fn two_steps<L: Limiter>(raw: Raw, mid: u64) -> TestResult {
     let input = Input::from_raw(raw);
-    let Some(policy) = input.policy() else { return TestResult::discard() };
+    let Some(policy) = input.policy() else {
+        return TestResult::discard();
+    };
     let mid = mid % input.t.max(1);
     verdict((|| {
         let mut long = Run::<L>::new(policy)?;
@@ -124,7 +132,11 @@ fn two_steps<L: Limiter>(raw: Raw, mid: u64) -> TestResult {
         if probe.allowed {
             return Ok(TestResult::discard());
         }
-        let two = split.allow(input.cost, input.t, &crate::model::Outcome::Decision(one).to_string())?;
+        let two = split.allow(
+            input.cost,
+            input.t,
+            &crate::model::Outcome::Decision(one).to_string(),
+        )?;
         if one != two {
             return Err(Failure::new(format!(
                 "with {policy:?}: after spending {} at 0, asking {} at {} ns gave \"{}\" directly but \"{}\" after a rejected probe at {mid} ns: a rejection lost or added credit",
@@ -142,7 +154,9 @@ fn two_steps<L: Limiter>(raw: Raw, mid: u64) -> TestResult {
 
 fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
     let input = Input::from_raw(raw);
-    let Some(policy) = input.policy() else { return TestResult::discard() };
+    let Some(policy) = input.policy() else {
+        return TestResult::discard();
+    };
     verdict((|| {
         let prefix = |run: &mut Run<L>| -> Result<Decision, Failure> {
             run.allow(input.spent, 0, "allowed (a new key starts full)")?;
@@ -190,7 +204,9 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
 
 fn whole_tokens<L: Limiter>(raw: Raw) -> TestResult {
     let input = Input::from_raw(raw);
-    let Some(policy) = input.policy() else { return TestResult::discard() };
+    let Some(policy) = input.policy() else {
+        return TestResult::discard();
+    };
     let unit = u128::from(UNITS_PER_TOKEN);
     let ceiling = u128::from(input.capacity) * unit;
     let left = u128::from(input.capacity - input.spent) * unit;

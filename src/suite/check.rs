@@ -90,11 +90,13 @@ checks! {
     r1_whole_tokens_are_floored: R1, None, Some(DroppedFraction), Scenario, 1, scenarios,
         "whole_tokens is the floor of the exact balance";
     r1_invalid_input_is_refused: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
-        "blank keys and impossible costs are refused, errors in the documented order";
-    r1_time_reversal_is_refused: R1, Some(I1), Some(StaleTime), Scenario, 1, scenarios,
-        "every method refuses a time below the observed time; failures do not raise it";
+        "blank keys (Java's white space) and impossible costs are refused, the key first";
     r1_errors_change_nothing: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
         "a refused call changes no balance, no observed time and no key";
+    r1_time_reversal_is_refused: R1, Some(I1), Some(StaleTime), Scenario, 1, scenarios,
+        "every method refuses a time below the observed time; equal times are fine";
+    r1_errors_win_in_order: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
+        "when several errors apply: key, then cost, then time, then key capacity; time before version";
     r1_extremes_are_exact: R1, Some(I1), Some(UncheckedFixedPoint), Scenario, 1, scenarios,
         "MAX_QUANTITY capacity, rate and cost and times near u64::MAX come out exactly";
     r3_key_capacity_is_enforced: R3, Some(I3), Some(UntrackedKeys), Scenario, 1, scenarios,
@@ -133,6 +135,10 @@ checks! {
         "threads spending mixed costs at one instant: admitted costs add up to what the bucket lost";
     i3_concurrent_new_keys_respect_max_keys: R3, Some(I3), Some(UntrackedKeys), Concurrency, 2, concurrency,
         "threads racing to create keys: exactly max_keys succeed";
+    r3_eviction_never_undoes_a_spend: R3, Some(I3), Some(SplitEviction), Concurrency, 2, concurrency,
+        "evict_full racing spends on many full keys never drops a bucket a spend emptied in between";
+    r4_cutover_never_undoes_a_spend: R4, Some(I4), Some(SplitCutover), Concurrency, 2, concurrency,
+        "replace_policy racing spends on many keys never publishes balances read before a spend";
     r2_concurrent_histories_linearize: R2, Some(I2), Some(DoubleSpend), Concurrency, 4, concurrency,
         "randomized rounds of allow / evict_full / replace_policy on real threads: every history has a legal sequential order";
 }

@@ -42,7 +42,13 @@ impl<L: Limiter> Round<L> {
         let outcome = guarded(|| op.run_on(design))
             .map_err(|msg| Failure::new(format!("thread {thread}: {op} panicked: {msg}")))?;
         let returned = clock.fetch_add(1, Ordering::SeqCst);
-        Ok(Event { thread, op, outcome, invoked, returned })
+        Ok(Event {
+            thread,
+            op,
+            outcome,
+            invoked,
+            returned,
+        })
     }
 
     /// Runs `ops` in order on the calling thread (thread 0: the init and post parts).
@@ -59,7 +65,8 @@ impl<L: Limiter> Round<L> {
             .into_iter()
             .enumerate()
             .map(|(i, ops)| {
-                let (design, clock, barrier) = (self.design.clone(), self.clock.clone(), barrier.clone());
+                let (design, clock, barrier) =
+                    (self.design.clone(), self.clock.clone(), barrier.clone());
                 thread::spawn(move || {
                     barrier.wait();
                     ops.into_iter()
@@ -99,11 +106,16 @@ impl<L: Limiter> Round<L> {
 }
 
 fn allow(key: &str, cost: u64, now: u64) -> Op {
-    Op::Allow { key: key.to_string(), cost, now }
+    Op::Allow {
+        key: key.to_string(),
+        cost,
+        now,
+    }
 }
 
 fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
-    Policy::new(version, capacity, rate).map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
+    Policy::new(version, capacity, rate)
+        .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
 }
 
 fn allowed(e: &Event) -> bool {
@@ -121,7 +133,11 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
         if passed != 10 {
             let mut history = events.clone();
             history.extend(r.sequential(vec![allow("k", 1, 0)])?);
-            let why = r.linearizable(&history).err().and_then(|f| f.detail).unwrap_or_default();
+            let why = r
+                .linearizable(&history)
+                .err()
+                .and_then(|f| f.detail)
+                .unwrap_or_default();
             return Err(Failure::new(format!(
                 "round {}: {passed} of 20 concurrent unit requests passed at t=0 with capacity 10; exactly 10 must",
                 round + 1
@@ -165,7 +181,11 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
             _ => None,
         };
         if spent > 10 || left != Some(10 - spent.min(10)) {
-            let why = r.linearizable(&history).err().and_then(|f| f.detail).unwrap_or_default();
+            let why = r
+                .linearizable(&history)
+                .err()
+                .and_then(|f| f.detail)
+                .unwrap_or_default();
             return Err(Failure::new(format!(
                 "round {}: admitted costs add up to {spent} tokens from capacity 10 (one spent before), but the bucket then reports {} whole tokens left; every admitted cost must be deducted exactly once",
                 round + 1,
@@ -235,8 +255,14 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
                         0 => Op::EvictFull { now: t },
                         1 => {
                             version += 1;
-                            let next_policy = Policy::new(version, 1 + next(4), [1, 2, 4][next(3) as usize]).unwrap_or(start);
-                            Op::ReplacePolicy { next: next_policy, expected_version: 1 + next(version), now: t }
+                            let next_policy =
+                                Policy::new(version, 1 + next(4), [1, 2, 4][next(3) as usize])
+                                    .unwrap_or(start);
+                            Op::ReplacePolicy {
+                                next: next_policy,
+                                expected_version: 1 + next(version),
+                                now: t,
+                            }
                         }
                         _ => allow(["a", "b"][next(2) as usize], 1 + next(capacity), t),
                     })
@@ -254,4 +280,108 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
         r.linearizable(&history)?;
     }
     Ok(())
+}
+
+/// Keys whose spend raced a maintenance call and then gave back a full budget: each entry is
+/// the key and what the post-race probe returned.
+fn undone_spends(events: &[Event], probes: &[Event]) -> Vec<String> {
+    probes
+        .iter()
+        .filter(|p| allowed(p))
+        .filter_map(|p| match &p.op {
+            Op::Allow { key, .. } => events
+                .iter()
+                .any(|e| allowed(e) && matches!(&e.op, Op::Allow { key: k, .. } if k == key))
+                .then(|| {
+                    format!(
+                        "  {key}: spent 1 during the race, then {} -> {}",
+                        p.op, p.outcome
+                    )
+                }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A maintenance call (`evict_full` or `replace_policy`, built by `maintain`) races a thread
+/// that keeps spending one token from many full keys, cycling over them, from before the
+/// call begins until it returns; afterwards every key that was spent must refuse a
+/// full-capacity request at the same instant.
+fn maintenance_never_undoes_a_spend<L: Limiter>(
+    what: &str,
+    maintain: impl Fn(u64) -> Op + Send + Sync + 'static,
+) -> Result<(), Failure> {
+    use std::sync::atomic::AtomicBool;
+    const T: u64 = 10_000_000_000;
+    let maintain = Arc::new(maintain);
+    for round in 0..env::rounds() {
+        // Few keys keep the maintenance call's critical sections short, so a spinning spender
+        // can slip into the gap between them; many keys make the gap's neighbours long.
+        let n = [1usize, 2, 4, 8, 24][(round % 5) as usize];
+        let keys: Vec<String> = (0..n).map(|i| format!("k{i:02}")).collect();
+        let r = Round::<L>::new(policy(1, 3, 1)?, n)?;
+        r.sequential(keys.iter().map(|k| allow(k, 3, 0)).collect())?;
+        let started = Arc::new(AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
+        let spender = {
+            let (design, clock, keys) = (r.design.clone(), r.clock.clone(), keys.clone());
+            let (started, done) = (started.clone(), done.clone());
+            thread::spawn(move || {
+                let mut events = Vec::new();
+                for key in keys.iter().cycle() {
+                    started.store(true, Ordering::SeqCst);
+                    events.push(Round::<L>::call(&design, &clock, 2, allow(key, 1, T))?);
+                    if done.load(Ordering::SeqCst) {
+                        break;
+                    }
+                }
+                Ok::<Vec<Event>, Failure>(events)
+            })
+        };
+        while !started.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+        let maintenance = Round::<L>::call(&r.design, &r.clock, 1, maintain(T));
+        done.store(true, Ordering::SeqCst);
+        let mut events = match spender.join() {
+            Ok(result) => result?,
+            Err(_) => return Err(Failure::new("the spending thread died")),
+        };
+        events.push(maintenance?);
+        let probes = r.sequential(keys.iter().map(|k| allow(k, 3, T)).collect())?;
+        let undone = undone_spends(&events, &probes);
+        if !undone.is_empty() {
+            let race: Vec<String> = events
+                .iter()
+                .filter(|e| e.thread == 1)
+                .map(|e| format!("  thread 1: {} -> {}", e.op, e.outcome))
+                .collect();
+            return Err(Failure::new(format!(
+                "round {}: {} of {n} keys spent tokens while {what} ran, yet afterwards granted a full budget of 3 at the same instant: a spend was undone",
+                round + 1,
+                undone.len()
+            ))
+            .with_detail(format!(
+                "{}\n{}\nIn every sequential order a spent key holds at most 2 tokens at {T} ns afterwards (spend then {what}: the bucket is not full, nothing changes; {what} then spend: the spend comes after), so a full budget means {what} acted on a bucket it read before a spend and wrote after it.",
+                race.join("\n"),
+                undone.join("\n")
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `evict_full` racing spends never drops a bucket that a spend emptied in between.
+pub(crate) fn r3_eviction_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
+    maintenance_never_undoes_a_spend::<L>("evict_full", |now| Op::EvictFull { now })
+}
+
+/// `replace_policy` racing spends never publishes balances read before a spend.
+pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
+    let next = policy(2, 3, 1)?;
+    maintenance_never_undoes_a_spend::<L>("replace_policy", move |now| Op::ReplacePolicy {
+        next,
+        expected_version: 1,
+        now,
+    })
 }

@@ -2,6 +2,9 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::model::{Op, Outcome};
+use crate::{Policy, Snapshot};
+
 use super::Mistake;
 
 /// One row of a failing trace: what was called, what the specification returns, what the
@@ -18,6 +21,23 @@ pub struct TraceRow {
     pub got: String,
 }
 
+/// A failing sequential trace in replayable form: the limiter's configuration, the calls,
+/// and what the design returned for each call it completed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Replay {
+    /// The policy the limiter was built with.
+    pub policy: Policy,
+    /// The key bound it was built with.
+    pub max_keys: usize,
+    /// The calls, in order.
+    pub ops: Vec<Op>,
+    /// What the design returned, one per call it completed (a panic ends the list early).
+    pub observed: Vec<Outcome>,
+    /// The design's snapshot when the failure was in its stored state rather than in what it
+    /// returned.
+    pub snapshot: Option<Snapshot>,
+}
+
 /// Why a design failed a check: a summary, the minimal trace that shows it, and the seed
 /// mistake it most resembles.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -30,6 +50,11 @@ pub struct Failure {
     pub detail: Option<String>,
     /// The seed mistake this failure most resembles, if one does.
     pub mistake: Option<Mistake>,
+    /// The trace in replayable form, for sequential failures.
+    pub replay: Option<Replay>,
+    /// The catalogued wrong designs that return exactly what this design returned on the
+    /// replay, most relevant first.
+    pub resembles: Vec<String>,
 }
 
 impl Failure {
@@ -40,12 +65,20 @@ impl Failure {
             trace: Vec::new(),
             detail: None,
             mistake: None,
+            replay: None,
+            resembles: Vec::new(),
         }
     }
 
     /// Attaches the trace that shows it.
     pub fn with_trace(mut self, trace: Vec<TraceRow>) -> Failure {
         self.trace = trace;
+        self
+    }
+
+    /// Attaches the replayable trace.
+    pub fn with_replay(mut self, replay: Replay) -> Failure {
+        self.replay = Some(replay);
         self
     }
 
@@ -70,13 +103,34 @@ impl Failure {
             got: "got (design)".into(),
         };
         let rows: Vec<&TraceRow> = std::iter::once(&header).chain(&self.trace).collect();
-        let w_step = rows.iter().map(|r| r.step.to_string().len()).max().unwrap_or(4).max(4);
-        let w_act = rows.iter().map(|r| r.action.chars().count()).max().unwrap_or(0);
-        let w_exp = rows.iter().map(|r| r.expected.chars().count()).max().unwrap_or(0);
+        let w_step = rows
+            .iter()
+            .map(|r| r.step.to_string().len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let w_act = rows
+            .iter()
+            .map(|r| r.action.chars().count())
+            .max()
+            .unwrap_or(0);
+        let w_exp = rows
+            .iter()
+            .map(|r| r.expected.chars().count())
+            .max()
+            .unwrap_or(0);
         let mut out = String::new();
         for (i, r) in rows.iter().enumerate() {
-            let step = if i == 0 { "step".to_string() } else { r.step.to_string() };
-            let mark = if i + 1 == rows.len() && i > 0 && r.expected != r.got { "  <-- differs" } else { "" };
+            let step = if i == 0 {
+                "step".to_string()
+            } else {
+                r.step.to_string()
+            };
+            let mark = if i + 1 == rows.len() && i > 0 && r.expected != r.got {
+                "  <-- differs"
+            } else {
+                ""
+            };
             out.push_str(&format!(
                 "  {step:>w_step$} | {:w_act$} | {:w_exp$} | {}{mark}\n",
                 r.action, r.expected, r.got
@@ -105,7 +159,12 @@ impl fmt::Display for Failure {
             writeln!(f, "{detail}")?;
         }
         if let Some(m) = self.mistake {
-            writeln!(f, "resembles the seed's mistake: \"{}\"\nhint: {}", m.seed_text(), m.hint())?;
+            writeln!(
+                f,
+                "resembles the seed's mistake: \"{}\"\nhint: {}",
+                m.seed_text(),
+                m.hint()
+            )?;
         }
         Ok(())
     }

@@ -133,17 +133,42 @@ pub fn history_table(history: &[Event]) -> String {
     let mut order: Vec<usize> = (0..history.len()).collect();
     order.sort_by_key(|&i| (history[i].invoked, i));
     let cell = |e: &Event| format!("{} -> {}", e.op, e.outcome);
-    let width = history.iter().map(|e| cell(e).chars().count()).max().unwrap_or(10).max(10);
+    let width = history
+        .iter()
+        .map(|e| cell(e).chars().count())
+        .max()
+        .unwrap_or(10)
+        .max(10);
     let mut out = String::new();
     let names: Vec<String> = (0..threads)
-        .map(|t| if t == 0 { "sequential (init / post)".to_string() } else { format!("thread {t}") })
+        .map(|t| {
+            if t == 0 {
+                "sequential (init / post)".to_string()
+            } else {
+                format!("thread {t}")
+            }
+        })
         .collect();
-    let _ = writeln!(out, "  {}", names.iter().map(|n| format!("{n:width$}")).collect::<Vec<_>>().join(" | "));
+    let _ = writeln!(
+        out,
+        "  {}",
+        names
+            .iter()
+            .map(|n| format!("{n:width$}"))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
     let _ = writeln!(out, "  {}", vec!["-".repeat(width); threads].join("-+-"));
     for i in order {
         let e = &history[i];
         let row: Vec<String> = (0..threads)
-            .map(|t| if t == e.thread { format!("{:width$}", cell(e)) } else { " ".repeat(width) })
+            .map(|t| {
+                if t == e.thread {
+                    format!("{:width$}", cell(e))
+                } else {
+                    " ".repeat(width)
+                }
+            })
             .collect();
         let _ = writeln!(out, "  {}  #{i}", row.join(" | ").trim_end());
     }
@@ -153,13 +178,21 @@ pub fn history_table(history: &[Event]) -> String {
 /// A reading of a verdict: the legal prefix, then why no event can follow it.
 pub fn explain(history: &[Event], verdict: &Verdict) -> String {
     let mut out = String::new();
-    let prefix: Vec<String> = verdict.longest_prefix.iter().map(|i| format!("#{i}")).collect();
+    let prefix: Vec<String> = verdict
+        .longest_prefix
+        .iter()
+        .map(|i| format!("#{i}"))
+        .collect();
     let _ = writeln!(
         out,
         "The longest legal order found runs {} of {} calls: {}.",
         verdict.longest_prefix.len(),
         history.len(),
-        if prefix.is_empty() { "none".to_string() } else { prefix.join(", ") }
+        if prefix.is_empty() {
+            "none".to_string()
+        } else {
+            prefix.join(", ")
+        }
     );
     let _ = writeln!(out, "After it, no call can come next:");
     for (i, spec) in &verdict.blocked {
@@ -185,14 +218,22 @@ mod tests {
     fn allow(thread: usize, now: u64, outcome: Decision, invoked: u64, returned: u64) -> Event {
         Event {
             thread,
-            op: Op::Allow { key: "k".into(), cost: 1, now },
+            op: Op::Allow {
+                key: "k".into(),
+                cost: 1,
+                now,
+            },
             outcome: Outcome::Decision(outcome),
             invoked,
             returned,
         }
     }
 
-    const PASS: Decision = Decision { allowed: true, whole_tokens: 0, retry_after_nanos: 0 };
+    const PASS: Decision = Decision {
+        allowed: true,
+        whole_tokens: 0,
+        retry_after_nanos: 0,
+    };
 
     #[test]
     fn a_double_spend_of_the_last_token_has_no_legal_order() {
@@ -209,7 +250,11 @@ mod tests {
     #[test]
     fn overlapping_calls_may_take_either_order() {
         let start = Model::new(Policy::new(1, 1, 1).unwrap(), 2).unwrap();
-        let reject = Decision { allowed: false, whole_tokens: 0, retry_after_nanos: 1_000_000_000 };
+        let reject = Decision {
+            allowed: false,
+            whole_tokens: 0,
+            retry_after_nanos: 1_000_000_000,
+        };
         // thread 2 was invoked first but lost the race: legal only as 1 then 2.
         let history = vec![allow(1, 0, PASS, 1, 3), allow(2, 0, reject, 0, 4)];
         assert_eq!(check(&start, &history), Ok(vec![0, 1]));

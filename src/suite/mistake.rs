@@ -9,6 +9,8 @@ use serde::Serialize;
 pub enum Mistake {
     /// Reset the balance every second and call it token bucket.
     WindowReset,
+    /// Start a new key with anything but a full bucket.
+    NewKeyNotFull,
     /// Drop fractional refill on each request.
     DroppedFraction,
     /// Treat `retry_after` as guaranteed admission (or estimate it early).
@@ -25,12 +27,16 @@ pub enum Mistake {
     IdleEviction,
     /// Silently grant, or forget, requests for keys beyond the bound.
     UntrackedKeys,
+    /// Decide which buckets are full and delete them in separate critical sections.
+    SplitEviction,
     /// Apply the new rate to time before the cutover.
     RetroactiveRate,
     /// Treat a capacity increase (or a reset) as a budget grant.
     CapacityTopUp,
     /// Let a stale administrator overwrite a newer policy.
     UnguardedVersion,
+    /// Build the cut-over state and publish it in separate critical sections.
+    SplitCutover,
 }
 
 impl Mistake {
@@ -38,6 +44,7 @@ impl Mistake {
     pub fn seed_text(self) -> &'static str {
         match self {
             Mistake::WindowReset => "Reset the balance every second and call it token bucket",
+            Mistake::NewKeyNotFull => "The first request for a new key starts full",
             Mistake::DroppedFraction => "Drop fractional refill on each request",
             Mistake::RetryEstimate => "Treat retryAfter as guaranteed admission",
             Mistake::UncheckedFixedPoint => "Multiply long capacity by a billion without checks",
@@ -46,6 +53,8 @@ impl Mistake {
             Mistake::DoubleSpend => "Read one token in two threads, then both write zero",
             Mistake::IdleEviction => "Evict any idle/LRU key under memory pressure",
             Mistake::UntrackedKeys => "Do not silently grant untracked requests",
+            Mistake::SplitEviction => "The shared monitor prevents a concurrent consumption between the check and deletion",
+            Mistake::SplitCutover => "Publish map, policy and observedTime together under the monitor",
             Mistake::RetroactiveRate => "Changing rate two→four at 0.5s incorrectly credits two tokens",
             Mistake::CapacityTopUp => "Increasing policy capacity never tops up existing buckets",
             Mistake::UnguardedVersion => "Use expectedVersion to prevent a stale administrator from overwriting a newer policy",
@@ -56,6 +65,7 @@ impl Mistake {
     pub fn hint(self) -> &'static str {
         match self {
             Mistake::WindowReset => "Refill by elapsed time: units += (now - last) × tokens_per_second, clamped to capacity × 10⁹; a boundary must not restore the whole burst.",
+            Mistake::NewKeyNotFull => "A key seen for the first time gets a bucket holding capacity × 10⁹ units, dated now, whenever it first appears (also after a cutover, at the new capacity).",
             Mistake::DroppedFraction => "Keep the balance in exact units (1 token = 10⁹ units) and store it on every call, rejections included; floor only whole_tokens in the Decision.",
             Mistake::RetryEstimate => "retry_after_nanos = ⌈(cost × 10⁹ − balance) / tokens_per_second⌉, saturating at MAX_QUANTITY: at now + retry the request passes, one nanosecond earlier it does not.",
             Mistake::UncheckedFixedPoint => "capacity × 10⁹ and elapsed × rate overflow u64: use u128 (products stay below 2^127) or checked arithmetic, and test MAX_QUANTITY.",
@@ -64,6 +74,8 @@ impl Mistake {
             Mistake::DoubleSpend => "Do lookup, refill, comparison, deduction and write under one lock acquisition: a read in one critical section and a write in another lets two callers spend the same token.",
             Mistake::IdleEviction => "evict_full may drop only buckets whose balance refilled to now equals capacity, checked and removed under the same lock that allow takes.",
             Mistake::UntrackedKeys => "At max_keys a new key gets KeyCapacityReached (existing keys keep working); never admit it untracked and never evict a non-full bucket to make room.",
+            Mistake::SplitEviction => "Check fullness and remove in one critical section, the one allow also takes: a bucket listed as full and spent before its removal must not be dropped.",
+            Mistake::SplitCutover => "Validate, refill under the old policy, clamp, and publish the map, policy and observed time in one critical section; a spend between a copy and its publication is otherwise undone.",
             Mistake::RetroactiveRate => "At cutover, first refill every bucket to now under the OLD rate and capacity, then clamp to the new capacity; only later time earns at the new rate.",
             Mistake::CapacityTopUp => "A cutover clamps balances to the new capacity but never raises them; only keys created after it start at the new capacity.",
             Mistake::UnguardedVersion => "Return StalePolicyVersion unless expected_version equals the current version and next.version() is greater.",

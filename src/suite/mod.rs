@@ -41,7 +41,7 @@ pub mod env;
 mod failure;
 pub mod linearizability;
 mod mistake;
-mod probe;
+pub(crate) mod probe;
 mod properties;
 mod report;
 mod requirement;
@@ -49,7 +49,7 @@ mod runner;
 mod scenarios;
 
 pub use check::{find, CheckInfo, Kind, CHECKS};
-pub use failure::{Failure, TraceRow};
+pub use failure::{Failure, Replay, TraceRow};
 pub use mistake::Mistake;
 pub use report::{collect, rerun, Report};
 pub use requirement::{Invariant, Requirement};

@@ -7,7 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::model::{Model, Op, Outcome};
 use crate::{BucketState, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
-use super::{Failure, Mistake, TraceRow};
+use super::{Failure, Mistake, Replay, TraceRow};
 
 /// Runs `f`, turning a panic into its message.
 pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
@@ -43,6 +43,7 @@ pub(crate) struct Probe<L> {
     design: L,
     model: Model,
     rows: Vec<TraceRow>,
+    replay: Replay,
 }
 
 impl<L: Limiter> Probe<L> {
@@ -54,11 +55,20 @@ impl<L: Limiter> Probe<L> {
             design: build::<L>(policy, max_keys)?,
             model,
             rows: Vec::new(),
+            replay: Replay {
+                policy,
+                max_keys,
+                ops: Vec::new(),
+                observed: Vec::new(),
+                snapshot: None,
+            },
         })
     }
 
     fn fail(&self, summary: String) -> Failure {
-        Failure::new(summary).with_trace(self.rows.clone())
+        Failure::new(summary)
+            .with_trace(self.rows.clone())
+            .with_replay(self.replay.clone())
     }
 
     /// `allow` on both sides.
@@ -76,7 +86,12 @@ impl<L: Limiter> Probe<L> {
     }
 
     /// `replace_policy` on both sides.
-    pub(crate) fn replace(&mut self, next: Policy, expected: u64, now: u64) -> Result<Outcome, Failure> {
+    pub(crate) fn replace(
+        &mut self,
+        next: Policy,
+        expected: u64,
+        now: u64,
+    ) -> Result<Outcome, Failure> {
         self.run(Op::ReplacePolicy {
             next,
             expected_version: expected,
@@ -99,20 +114,26 @@ impl<L: Limiter> Probe<L> {
                 Err(msg) => format!("panicked: {msg}"),
             },
         });
+        self.replay.ops.push(op.clone());
         let got = match got {
-            Ok(outcome) => outcome,
+            Ok(outcome) => {
+                self.replay.observed.push(outcome.clone());
+                outcome
+            }
             Err(msg) => return Err(self.fail(format!("step {step}: {op} panicked: {msg}"))),
         };
         if got != expected {
-            return Err(self.fail(format!(
-                "step {step}: {op} returned \"{got}\"; the specification says \"{expected}\""
-            ))
-            .with_detail(difference_note(&expected, &got)));
+            return Err(self
+                .fail(format!(
+                    "step {step}: {op} returned \"{got}\"; the specification says \"{expected}\""
+                ))
+                .with_detail(difference_note(&expected, &got)));
         }
         self.check_key_count(step)?;
         if let (Some(before), Outcome::Error(e)) = (&before, &expected) {
             let after = self.snapshot()?;
             if after.as_ref() != Some(before) {
+                self.replay.snapshot = after;
                 return Err(self
                     .fail(format!(
                         "step {step}: {op} returned the error \"{e}\" but changed the state (snapshot before and after differ)"
@@ -129,10 +150,21 @@ impl<L: Limiter> Probe<L> {
             .map_err(|msg| self.fail(format!("snapshot() panicked: {msg}")))
     }
 
-    fn check_key_count(&self, step: usize) -> Result<(), Failure> {
+    fn check_key_count(&mut self, step: usize) -> Result<(), Failure> {
         let expected = self.model.buckets().len();
         let got = guarded(|| self.design.key_count())
             .map_err(|msg| self.fail(format!("key_count() after step {step} panicked: {msg}")))?;
+        if got != expected {
+            // The observation becomes a step of its own, so the trace replays it.
+            self.rows.push(TraceRow {
+                step: step + 1,
+                action: Op::KeyCount.to_string(),
+                expected: Outcome::KeyCount { keys: expected }.to_string(),
+                got: Outcome::KeyCount { keys: got }.to_string(),
+            });
+            self.replay.ops.push(Op::KeyCount);
+            self.replay.observed.push(Outcome::KeyCount { keys: got });
+        }
         if got > self.model.max_keys() {
             return Err(self
                 .fail(format!(
@@ -152,10 +184,11 @@ impl<L: Limiter> Probe<L> {
     /// White-box: I1 on every stored bucket, I3, and the stored state equivalent to the
     /// specification's (same keys, same policy and observed time, same balance at the
     /// observed time).
-    fn check_snapshot(&self, step: usize) -> Result<(), Failure> {
+    fn check_snapshot(&mut self, step: usize) -> Result<(), Failure> {
         let Some(got) = self.snapshot()? else {
             return Ok(());
         };
+        self.replay.snapshot = Some(got.clone());
         let want = self.model.snapshot();
         let policy = got.policy;
         let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
@@ -209,15 +242,26 @@ impl<L: Limiter> Probe<L> {
                 )));
             }
         }
+        self.replay.snapshot = None;
         Ok(())
     }
+}
+
+/// Every bucket's balance at the snapshot's observed time: equal maps mean observably equal
+/// states.
+pub(crate) fn balances(s: &Snapshot) -> std::collections::BTreeMap<&str, u128> {
+    s.buckets
+        .iter()
+        .map(|(k, b)| (k.as_str(), balance_at(b, &s.policy, s.observed_nanos)))
+        .collect()
 }
 
 /// `min(capacity × 10⁹, units + (t − last) × rate)`, saturating where a broken snapshot would
 /// overflow.
 fn balance_at(b: &BucketState, policy: &Policy, t: u64) -> u128 {
     let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
-    let earned = u128::from(t.saturating_sub(b.last_nanos)) * u128::from(policy.tokens_per_second());
+    let earned =
+        u128::from(t.saturating_sub(b.last_nanos)) * u128::from(policy.tokens_per_second());
     b.units.saturating_add(earned).min(cap)
 }
 
@@ -267,7 +311,11 @@ fn retry_note(e: &Decision, g: &Decision) -> String {
 }
 
 /// The error the specification gives for a misbuilt limiter.
-pub(crate) fn expect_new_error<L: Limiter>(policy: Policy, max_keys: usize, want: LimitError) -> Result<(), Failure> {
+pub(crate) fn expect_new_error<L: Limiter>(
+    policy: Policy,
+    max_keys: usize,
+    want: LimitError,
+) -> Result<(), Failure> {
     match guarded(|| L::new(policy, max_keys)) {
         Ok(Err(e)) if e == want => Ok(()),
         Ok(Err(e)) => Err(Failure::new(format!(

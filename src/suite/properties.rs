@@ -19,9 +19,20 @@ const M: u64 = MAX_QUANTITY;
 /// what to call.
 #[derive(Clone, Debug)]
 enum Raw {
-    Allow { key: &'static str, cost: CostPick, dt: i64 },
-    Evict { dt: i64 },
-    Replace { capacity: u64, rate: u64, version: VersionPick, dt: i64 },
+    Allow {
+        key: &'static str,
+        cost: CostPick,
+        dt: i64,
+    },
+    Evict {
+        dt: i64,
+    },
+    Replace {
+        capacity: u64,
+        rate: u64,
+        version: VersionPick,
+        dt: i64,
+    },
     KeyCount,
 }
 
@@ -108,16 +119,51 @@ pub(crate) struct Mix {
     max_keys: (usize, usize),
 }
 
-pub(crate) const ADMISSIONS: Mix = Mix { evict: 0, replace: 0, count: 1, extreme: false, max_keys: (4, 6) };
-pub(crate) const EVICTIONS: Mix = Mix { evict: 3, replace: 0, count: 2, extreme: false, max_keys: (1, 3) };
-pub(crate) const CUTOVERS: Mix = Mix { evict: 1, replace: 3, count: 1, extreme: false, max_keys: (1, 4) };
-pub(crate) const EXTREMES: Mix = Mix { evict: 1, replace: 2, count: 1, extreme: true, max_keys: (1, 3) };
+pub(crate) const ADMISSIONS: Mix = Mix {
+    evict: 0,
+    replace: 0,
+    count: 1,
+    extreme: false,
+    max_keys: (4, 6),
+};
+pub(crate) const EVICTIONS: Mix = Mix {
+    evict: 3,
+    replace: 0,
+    count: 2,
+    extreme: false,
+    max_keys: (1, 3),
+};
+pub(crate) const CUTOVERS: Mix = Mix {
+    evict: 1,
+    replace: 3,
+    count: 1,
+    extreme: false,
+    max_keys: (1, 4),
+};
+pub(crate) const EXTREMES: Mix = Mix {
+    evict: 1,
+    replace: 2,
+    count: 1,
+    extreme: true,
+    max_keys: (1, 3),
+};
 
 fn raw(mix: Mix) -> impl Strategy<Value = Raw> {
-    let allow = (key(), cost(), dt(mix.extreme)).prop_map(|(key, cost, dt)| Raw::Allow { key, cost, dt });
+    let allow =
+        (key(), cost(), dt(mix.extreme)).prop_map(|(key, cost, dt)| Raw::Allow { key, cost, dt });
     let evict = dt(mix.extreme).prop_map(|dt| Raw::Evict { dt });
-    let replace = (quantity(mix.extreme), quantity(mix.extreme), version(), dt(mix.extreme))
-        .prop_map(|(capacity, rate, version, dt)| Raw::Replace { capacity, rate, version, dt });
+    let replace = (
+        quantity(mix.extreme),
+        quantity(mix.extreme),
+        version(),
+        dt(mix.extreme),
+    )
+        .prop_map(|(capacity, rate, version, dt)| Raw::Replace {
+            capacity,
+            rate,
+            version,
+            dt,
+        });
     prop_oneof![
         8 => allow,
         mix.evict => evict,
@@ -128,7 +174,12 @@ fn raw(mix: Mix) -> impl Strategy<Value = Raw> {
 
 fn case(mix: Mix) -> impl Strategy<Value = Case> {
     let start = if mix.extreme {
-        prop_oneof![Just(0u64), Just(u64::MAX - 3_000_000_000), (u64::MAX / 2)..u64::MAX].boxed()
+        prop_oneof![
+            Just(0u64),
+            Just(u64::MAX - 3_000_000_000),
+            (u64::MAX / 2)..u64::MAX
+        ]
+        .boxed()
     } else {
         prop_oneof![Just(0u64), 0u64..10_000_000_000].boxed()
     };
@@ -141,7 +192,11 @@ fn case(mix: Mix) -> impl Strategy<Value = Case> {
     )
         .prop_filter_map("valid policy", |(capacity, rate, max_keys, start, raws)| {
             let policy = Policy::new(1, capacity, rate).ok()?;
-            Some(Case { policy, max_keys, ops: concretize(policy, start, &raws) })
+            Some(Case {
+                policy,
+                max_keys,
+                ops: concretize(policy, start, &raws),
+            })
         })
 }
 
@@ -152,7 +207,11 @@ fn concretize(policy: Policy, start: u64, raws: &[Raw]) -> Vec<Op> {
     let mut current = policy;
     let mut ops = Vec::with_capacity(raws.len());
     let advance = |now: &mut u64, dt: i64| {
-        *now = if dt >= 0 { now.saturating_add(dt.unsigned_abs()) } else { now.saturating_sub(dt.unsigned_abs()) };
+        *now = if dt >= 0 {
+            now.saturating_add(dt.unsigned_abs())
+        } else {
+            now.saturating_sub(dt.unsigned_abs())
+        };
         *now
     };
     for r in raws {
@@ -168,10 +227,21 @@ fn concretize(policy: Policy, start: u64, raws: &[Raw]) -> Vec<Op> {
                     CostPick::Zero => 0,
                     CostPick::Max => M,
                 };
-                Op::Allow { key: key.to_string(), cost, now: advance(&mut now, dt) }
+                Op::Allow {
+                    key: key.to_string(),
+                    cost,
+                    now: advance(&mut now, dt),
+                }
             }
-            Raw::Evict { dt } => Op::EvictFull { now: advance(&mut now, dt) },
-            Raw::Replace { capacity, rate, version, dt } => {
+            Raw::Evict { dt } => Op::EvictFull {
+                now: advance(&mut now, dt),
+            },
+            Raw::Replace {
+                capacity,
+                rate,
+                version,
+                dt,
+            } => {
                 let v = current.version();
                 let (next_version, expected) = match version {
                     VersionPick::Next => (v.saturating_add(1).min(M), v),
@@ -180,12 +250,18 @@ fn concretize(policy: Policy, start: u64, raws: &[Raw]) -> Vec<Op> {
                     VersionPick::SameVersion => (v, v),
                     VersionPick::Max => (M, v),
                 };
-                let Ok(next) = Policy::new(next_version, capacity, rate) else { continue };
+                let Ok(next) = Policy::new(next_version, capacity, rate) else {
+                    continue;
+                };
                 let when = advance(&mut now, dt);
                 if dt >= 0 && expected == v && next_version > v {
                     current = next;
                 }
-                Op::ReplacePolicy { next, expected_version: expected, now: when }
+                Op::ReplacePolicy {
+                    next,
+                    expected_version: expected,
+                    now: when,
+                }
             }
             Raw::KeyCount => Op::KeyCount,
         });
@@ -238,7 +314,9 @@ fn run<L: Limiter>(mix: Mix) -> Result<(), Failure> {
             };
             Err(failure.with_detail(detail))
         }
-        Err(TestError::Abort(why)) => Err(Failure::new(format!("the property run was aborted: {why}"))),
+        Err(TestError::Abort(why)) => {
+            Err(Failure::new(format!("the property run was aborted: {why}")))
+        }
     }
 }
 

@@ -46,6 +46,41 @@ impl Report {
         self.results.iter().map(|(_, r)| r).find(|r| !r.passed())
     }
 
+    /// The seed mistake the design most likely makes, judged over every failed check: the
+    /// catalogued wrong designs that reproduce *all* failing traces (where a trace can be
+    /// replayed) are intersected, and the most relevant survivor to the first failure names
+    /// the mistake; without a survivor, the first failure's own diagnosis stands.
+    pub fn diagnosis(&self) -> Option<super::Mistake> {
+        let first = self.first_failure()?;
+        let mut common: Option<Vec<&str>> = None;
+        for (_, r) in &self.results {
+            if let Status::Failed(f) = &r.status {
+                if f.replay.is_some() {
+                    let names: Vec<&str> = f.resembles.iter().map(String::as_str).collect();
+                    common = Some(match common {
+                        None => names,
+                        Some(c) => c.into_iter().filter(|n| names.contains(n)).collect(),
+                    });
+                }
+            }
+        }
+        let ranked = match &first.status {
+            Status::Failed(f) => f.resembles.iter().map(String::as_str).collect(),
+            _ => Vec::new(),
+        };
+        let survivor = common
+            .unwrap_or_default()
+            .into_iter()
+            .min_by_key(|n| ranked.iter().position(|r| r == n).unwrap_or(usize::MAX));
+        match survivor.and_then(crate::catalog::find) {
+            Some(d) => match d.role {
+                crate::catalog::Role::Wrong { mistake, .. } => Some(mistake),
+                _ => first.mistake(),
+            },
+            None => first.mistake(),
+        }
+    }
+
     /// Exercism's test-runner `results.json`, version 3: `status` is `pass` when every check
     /// passed, `fail` otherwise; each test carries the requirement number as `task_id`.
     pub fn exercism(&self) -> Value {
@@ -115,7 +150,10 @@ impl Report {
     /// Any error creating the directory or writing the files.
     pub fn write_to(&self, dir: &Path) -> io::Result<()> {
         std::fs::create_dir_all(dir)?;
-        for (file, value) in [("results.json", self.exercism()), ("gradescope.json", self.gradescope())] {
+        for (file, value) in [
+            ("results.json", self.exercism()),
+            ("gradescope.json", self.gradescope()),
+        ] {
             let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
             let tmp = dir.join(format!(".{file}.tmp"));
             std::fs::write(&tmp, text)?;
@@ -132,7 +170,8 @@ pub fn rerun(test_name: &str) -> String {
 
 /// Results of the checks that ran so far in this process (the tests of one test binary),
 /// keyed by (invocation's module path, suite position).
-static COLLECTED: Mutex<BTreeMap<(String, usize), (String, CheckResult)>> = Mutex::new(BTreeMap::new());
+static COLLECTED: Mutex<BTreeMap<(String, usize), (String, CheckResult)>> =
+    Mutex::new(BTreeMap::new());
 
 /// Adds one test's result to this process's report and, when
 /// [`REPORT_DIR`](super::env::REPORT_DIR) is set, rewrites the report files there.
@@ -144,7 +183,10 @@ pub fn collect(module: &str, test_name: String, result: CheckResult) -> io::Resu
     let Some(dir) = std::env::var_os(super::env::REPORT_DIR) else {
         return Ok(());
     };
-    let position = CHECKS.iter().position(|c| c.name == result.check.name).unwrap_or(usize::MAX);
+    let position = CHECKS
+        .iter()
+        .position(|c| c.name == result.check.name)
+        .unwrap_or(usize::MAX);
     let mut all = COLLECTED.lock().unwrap_or_else(|p| p.into_inner());
     all.insert((module.to_string(), position), (test_name, result));
     let report = Report {

@@ -33,9 +33,13 @@ impl Requirement {
     /// The seed's wording.
     pub fn text(self) -> &'static str {
         match self {
-            Requirement::R1 => "A request is admitted only if the refilled budget covers its entire cost.",
+            Requirement::R1 => {
+                "A request is admitted only if the refilled budget covers its entire cost."
+            }
             Requirement::R2 => "Concurrent requests share one atomic refill-and-consume decision.",
-            Requirement::R3 => "Key count stays at or below maxKeys without resetting depleted budgets.",
+            Requirement::R3 => {
+                "Key count stays at or below maxKeys without resetting depleted budgets."
+            }
             Requirement::R4 => "Policy change is version-guarded and preserves accumulated credit.",
         }
     }

@@ -39,6 +39,16 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
+    /// The seed mistake a failure most resembles: the failure's own diagnosis, else the
+    /// check's.
+    pub fn mistake(&self) -> Option<super::Mistake> {
+        match &self.status {
+            Status::Passed => None,
+            Status::Failed(f) => f.mistake.or(self.check.mistake),
+            Status::TimedOut { .. } => self.check.mistake,
+        }
+    }
+
     /// `true` when the check passed.
     pub fn passed(&self) -> bool {
         self.status == Status::Passed
@@ -123,11 +133,15 @@ pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
             let _ = tx.send(result);
         });
     let status = match spawned {
-        Err(e) => Status::Failed(Failure::new(format!("could not start the check's thread: {e}"))),
+        Err(e) => Status::Failed(Failure::new(format!(
+            "could not start the check's thread: {e}"
+        ))),
         Ok(_) => match rx.recv_timeout(limit) {
             Ok(Ok(Some(Ok(())))) => Status::Passed,
             Ok(Ok(Some(Err(failure)))) => Status::Failed(failure),
-            Ok(Ok(None)) => Status::Failed(Failure::new(format!("there is no check called {owned:?}"))),
+            Ok(Ok(None)) => {
+                Status::Failed(Failure::new(format!("there is no check called {owned:?}")))
+            }
             Ok(Err(msg)) => Status::Failed(Failure::new(format!("the design panicked: {msg}"))),
             Err(mpsc::RecvTimeoutError::Timeout) => Status::TimedOut {
                 limit_secs: limit.as_secs(),
@@ -137,9 +151,49 @@ pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
             }
         },
     };
+    let status = match status {
+        Status::Failed(failure) => Status::Failed(diagnose(check, failure)),
+        other => other,
+    };
     CheckResult {
         check: *check,
         status,
         elapsed: started.elapsed(),
     }
+}
+
+/// Names the seed mistake a sequential failure resembles by replaying its trace on the
+/// catalogued wrong designs: one that returns exactly the same outcomes is the diagnosis.
+/// When several do, the one making the mistake the check is about comes first, then one
+/// breaking the check's requirement, then catalog order (a short trace can coincide with a
+/// design that is wrong in another way).
+fn diagnose(check: &CheckInfo, mut failure: Failure) -> Failure {
+    let Some(replay) = &failure.replay else {
+        return failure;
+    };
+    let mut like = crate::catalog::resembling(replay);
+    like.sort_by_key(|d| match d.role {
+        crate::catalog::Role::Wrong { breaks, mistake } => {
+            (Some(mistake) != check.mistake, breaks != check.requirement)
+        }
+        _ => (true, true),
+    });
+    failure.resembles = like.iter().map(|d| d.name.to_string()).collect();
+    if let Some(first) = like.first() {
+        if let crate::catalog::Role::Wrong { mistake, .. } = first.role {
+            failure.mistake = Some(mistake);
+        }
+        let names: Vec<&str> = like.iter().map(|d| d.name).collect();
+        let note = format!(
+            "On this trace the design returns exactly what the catalogued wrong design{} {} return{}.",
+            if names.len() > 1 { "s" } else { "" },
+            names.join(", "),
+            if names.len() > 1 { "" } else { "s" }
+        );
+        failure.detail = Some(match failure.detail.take() {
+            Some(d) if !d.is_empty() => format!("{d}\n{note}"),
+            _ => note,
+        });
+    }
+    failure
 }

@@ -151,7 +151,8 @@ pub(crate) fn r1_whole_tokens_are_floored<L: Limiter>() -> Check {
     Ok(())
 }
 
-/// Blank keys, impossible costs and the order in which errors win.
+/// Blank keys (in Java's sense of white space) and impossible costs are refused, the key
+/// first.
 pub(crate) fn r1_invalid_input_is_refused<L: Limiter>() -> Check {
     let mut p = Probe::<L>::new(CAP10_RATE2, 2)?;
     p.allow("k", 4, 100)?;
@@ -162,44 +163,57 @@ pub(crate) fn r1_invalid_input_is_refused<L: Limiter>() -> Check {
     for cost in [0, 11, u64::MAX] {
         p.allow("k", cost, 100)?;
     }
-    // key before cost, cost before time, time before key capacity
     p.allow("", 0, 100)?;
-    p.allow("k", 0, 5)?;
-    p.allow("new", 1, 5)?;
+    p.allow(" ", 11, 100)?;
     p.allow("k", 1, 100)?;
-    Ok(())
-}
-
-/// Every method refuses a time below the largest one a successful call has seen; equal
-/// times are fine; failed calls do not raise the observed time.
-pub(crate) fn r1_time_reversal_is_refused<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
-    p.allow("k", 10, 100)?;
-    p.allow("k", 1, 99)?;
-    p.evict_full(99)?;
-    p.replace(must(Policy::new(2, 10, 2)), 1, 99)?;
-    p.allow("k", 1, 100)?;
-    p.evict_full(100)?;
-    p.allow("k", 0, 200)?;
-    p.replace(must(Policy::new(2, 10, 2)), 7, 300)?;
-    p.allow("k", 1, 150)?;
-    p.replace(must(Policy::new(2, 10, 2)), 1, 150)?;
-    p.allow("k", 1, 149)?;
-    p.allow("k", 1, u64::MAX)?;
-    p.evict_full(u64::MAX - 1)?;
     Ok(())
 }
 
 /// A refused call changes nothing: not the balance, not the observed time, not the keys.
 pub(crate) fn r1_errors_change_nothing<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 1)?;
+    let mut p = Probe::<L>::new(CAP10_RATE2, 2)?;
     p.allow("k", 6, 0)?;
-    p.allow("k", 11, 1 * S)?;
+    p.allow("k", 11, S)?;
     p.allow(" ", 1, 2 * S)?;
-    p.allow("other", 1, 3 * S)?;
     p.replace(must(Policy::new(1, 20, 4)), 1, 4 * S)?;
     p.allow("k", 5, 250 * MS)?;
     p.allow("k", 1, 250 * MS)?;
+    p.allow("k", 0, 10 * S)?;
+    p.allow("k", 1, 300 * MS)?;
+    Ok(())
+}
+
+/// Every method refuses a time below the largest one a successful call has seen; equal
+/// times are fine.
+pub(crate) fn r1_time_reversal_is_refused<L: Limiter>() -> Check {
+    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+    p.allow("k", 10, 100)?;
+    p.allow("k", 1, 99)?;
+    p.allow("j", 1, 99)?;
+    p.evict_full(99)?;
+    p.replace(must(Policy::new(2, 10, 2)), 1, 99)?;
+    p.allow("k", 1, 100)?;
+    p.evict_full(100)?;
+    p.replace(must(Policy::new(2, 10, 2)), 1, 150)?;
+    p.allow("k", 1, 149)?;
+    p.allow("k", 1, u64::MAX)?;
+    p.evict_full(u64::MAX - 1)?;
+    p.allow("k", 1, 0)?;
+    Ok(())
+}
+
+/// When several errors apply, the documented one wins: key, cost, time, key capacity in
+/// `allow`; time, then version, in `replace_policy`.
+pub(crate) fn r1_errors_win_in_order<L: Limiter>() -> Check {
+    let mut p = Probe::<L>::new(CAP10_RATE2, 1)?;
+    p.allow("k", 4, 100)?;
+    p.allow("", 0, 5)?;
+    p.allow("k", 0, 5)?;
+    p.allow("k", 11, 5)?;
+    p.allow("new", 1, 5)?;
+    p.allow("new", 11, 5)?;
+    p.replace(must(Policy::new(1, 10, 2)), 7, 5)?;
+    p.allow("k", 1, 100)?;
     Ok(())
 }
 
@@ -272,7 +286,9 @@ pub(crate) fn r3_zero_max_keys_is_refused<L: Limiter>() -> Check {
     let count = guarded(|| design.key_count())
         .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")))?;
     if count != 0 {
-        return Err(Failure::new(format!("a new limiter reports {count} keys, not 0")));
+        return Err(Failure::new(format!(
+            "a new limiter reports {count} keys, not 0"
+        )));
     }
     Ok(())
 }
@@ -307,6 +323,12 @@ pub(crate) fn r4_cutover_clamps_and_never_tops_up<L: Limiter>() -> Check {
     p.allow("full", 4, 600 * MS)?;
     p.allow("full", 1, 600 * MS)?;
     p.allow("part", 1, 600 * MS)?;
+    // A bucket idle for long banks the OLD capacity only, even when the new one is larger.
+    let mut q = Probe::<L>::new(CAP10_RATE2, 10)?;
+    q.allow("idle", 1, 0)?;
+    q.replace(must(Policy::new(2, 20, 2)), 1, 100 * S)?;
+    q.allow("idle", 11, 100 * S)?;
+    q.allow("idle", 10, 100 * S)?;
     Ok(())
 }
 

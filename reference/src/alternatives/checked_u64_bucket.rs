@@ -163,9 +163,12 @@ fn earned(elapsed: u64, rate: u64) -> Option<Balance> {
 /// `bucket`'s balance at `now` under `policy`, clamped to full.
 fn refilled(bucket: &Bucket, policy: &Policy, now: u64) -> Balance {
     let capacity = policy.capacity();
-    earned(now.saturating_sub(bucket.last_nanos), policy.tokens_per_second())
-        .and_then(|e| bucket.balance.checked_add(e))
-        .map_or(Balance::full(capacity), |b| b.clamp(capacity))
+    earned(
+        now.saturating_sub(bucket.last_nanos),
+        policy.tokens_per_second(),
+    )
+    .and_then(|e| bucket.balance.checked_add(e))
+    .map_or(Balance::full(capacity), |b| b.clamp(capacity))
 }
 
 /// `(⌊r × 10⁹ / d⌋, r × 10⁹ mod d)` for `r < d`, by doubling over the bits of `10⁹`: the
@@ -380,7 +383,15 @@ mod tests {
 
     #[test]
     fn earning_matches_the_wide_product() {
-        let samples = [0, 1, 2, 999_999_999, 1_000_000_000, 1_000_000_001, 12_345_678_901];
+        let samples = [
+            0,
+            1,
+            2,
+            999_999_999,
+            1_000_000_000,
+            1_000_000_001,
+            12_345_678_901,
+        ];
         let rates = [1, 2, 3, 999_999_999, 1_000_000_000, 1_000_000_007, M / 3, M];
         for &e in samples.iter().chain(&[u64::MAX / M, u64::MAX]) {
             for &r in &rates {

@@ -33,9 +33,10 @@
 //! `replace_policy` is `O(1)` apart from an `O(log K)` lookup of the oldest version still
 //! held. Touching a bucket costs `O(log H + m)` for `m` missed cutovers. Memory is `O(K + H)`:
 //! the history keeps only cutovers at or after the oldest version any bucket still carries
-//! (counted per version, pruned after each call), and `evict_full` settles every bucket and
-//! empties it. The price is that `H` is unbounded while some bucket sits untouched and cutovers
-//! keep coming, and the total work of cutovers is deferred rather than removed.
+//! (counted per version; pruned at each cutover and whenever a bucket moves to a newer
+//! version), and `evict_full` settles every bucket and empties it. The price is that `H` is
+//! unbounded while some bucket sits untouched and cutovers keep coming, and the total work of
+//! cutovers is deferred rather than removed.
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
 use ratelimit_lab_api::{

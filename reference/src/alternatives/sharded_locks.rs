@@ -375,3 +375,86 @@ mod tests {
         assert!(limiter.allow("b", 1, 1_000_000_000).unwrap().allowed);
     }
 }
+
+/// Exhaustive interleavings: `RUSTFLAGS="--cfg loom" cargo test -p ratelimit-lab-reference
+/// --lib --release sharded_locks::loom_tests`.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use ratelimit_lab_api::sync::{thread, Arc};
+
+    fn p(version: u64, capacity: u64) -> Policy {
+        Policy::new(version, capacity, 1).unwrap()
+    }
+
+    /// A new key's admission leaves the fast path, and a cutover may shrink the capacity
+    /// before it takes the write lock: the slow path must judge the cost again.
+    #[test]
+    fn a_new_key_is_judged_under_the_policy_it_meets() {
+        loom::model(|| {
+            let limiter = Arc::new(ShardedLocks::new(p(1, 3), 4).unwrap());
+            let other = Arc::clone(&limiter);
+            let admit = thread::spawn(move || other.allow("a", 3, 0));
+            limiter.replace_policy(p(2, 2), 1, 0).unwrap();
+            let snap = limiter.snapshot().unwrap();
+            match admit.join().unwrap() {
+                // Admitted first: the cutover clamped the empty bucket, still empty.
+                Ok(d) => {
+                    assert!(d.allowed);
+                    assert_eq!(snap.buckets["a"].units, 0);
+                }
+                Err(e) => {
+                    assert_eq!(
+                        e,
+                        LimitError::InvalidCost {
+                            cost: 3,
+                            capacity: 2
+                        }
+                    );
+                    assert!(snap.buckets.is_empty());
+                }
+            }
+        });
+    }
+
+    /// Two fast-path admissions on different keys with different times: either order is
+    /// possible, and nothing else.
+    #[test]
+    fn different_keys_different_times() {
+        loom::model(|| {
+            let limiter = Arc::new(ShardedLocks::new(p(1, 3), 4).unwrap());
+            limiter.allow("a", 1, 0).unwrap();
+            limiter.allow("b", 1, 0).unwrap();
+            let other = Arc::clone(&limiter);
+            let late = thread::spawn(move || other.allow("a", 1, 5));
+            let early = limiter.allow("b", 1, 3);
+            assert!(late.join().unwrap().is_ok(), "nothing observed beyond 5");
+            match early {
+                Ok(_) => {}
+                Err(e) => assert_eq!(
+                    e,
+                    LimitError::TimeWentBackwards {
+                        now: 3,
+                        observed: 5
+                    }
+                ),
+            }
+            assert_eq!(limiter.snapshot().unwrap().observed_nanos, 5);
+        });
+    }
+
+    /// New keys racing for the last slot: exactly one wins.
+    #[test]
+    fn the_last_slot_goes_to_one_key() {
+        loom::model(|| {
+            let limiter = Arc::new(ShardedLocks::new(p(1, 3), 2).unwrap());
+            limiter.allow("a", 1, 0).unwrap();
+            let other = Arc::clone(&limiter);
+            let b = thread::spawn(move || other.allow("b", 1, 0));
+            let c = limiter.allow("c", 1, 0);
+            let b = b.join().unwrap();
+            assert!(b.is_ok() != c.is_ok(), "{b:?} {c:?}");
+            assert_eq!(limiter.key_count(), 2);
+        });
+    }
+}

@@ -53,7 +53,12 @@ impl Limiter for AcceptsStaleTime {
         Ok(before - s.buckets.len())
     }
 
-    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64) -> Result<(), LimitError> {
+    fn replace_policy(
+        &self,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError> {
         let mut s = lock(&self.state);
         s.check_version(&next, expected_version)?;
         let old = s.policy;
@@ -119,7 +124,14 @@ mod tests {
         }
         let next = policy(2, 10, 2);
         assert!(good.evict_full(100).is_err() && good.replace_policy(next, 1, 100).is_err());
-        assert_eq!((bad.evict_full(100), bad.replace_policy(next, 1, 100)), (Ok(0), Ok(())));
-        assert_eq!(bad.snapshot().unwrap().observed_nanos, 100, "observed time went back");
+        assert_eq!(
+            (bad.evict_full(100), bad.replace_policy(next, 1, 100)),
+            (Ok(0), Ok(()))
+        );
+        assert_eq!(
+            bad.snapshot().unwrap().observed_nanos,
+            100,
+            "observed time went back"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The response rounds the remaining balance *up* to whole tokens, so it reports a token the
 //! caller does not have.
 //!
-//! - **Breaks:** R1 / I1. `whole_tokens` claims a token that a request for it is refused; a
+//! - **Breaks:** R1 / none. `whole_tokens` claims a token that a request for it is refused; a
 //!   caller that trusts it retries at once and is rejected. The stored balance is exact; only
 //!   the response is wrong.
 //! - **Seed mistake:** "wholeTokens floors the remaining fraction only in the response." (the

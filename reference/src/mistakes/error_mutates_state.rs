@@ -1,11 +1,12 @@
 //! The bucket is settled (refilled to `now` and saved, observed time raised) before the cost
 //! is validated, so a call that fails with `InvalidCost` has already changed the state.
 //!
-//! - **Breaks:** R1 / I1 (an error must change nothing). After a failed call with a later
-//!   time, a valid call between the two times is refused with `TimeWentBackwards`; a snapshot
-//!   also shows the bucket's `last_nanos` moved. Settling itself is harmless (refill is
-//!   additive, and settling at `max(now, last)` never moves time back): the only flaw is doing
-//!   it before validation, and the error order is unchanged.
+//! - **Breaks:** R1 / none: the rule that an error changes no state. After a failed call
+//!   with a later time, a valid call between the two times is refused with
+//!   `TimeWentBackwards`; a snapshot also shows the bucket's `last_nanos` moved. Settling
+//!   itself is harmless (refill is additive, and settling at `max(now, last)` never moves
+//!   time back): the only flaw is doing it before validation, and the error order is
+//!   unchanged.
 //! - **Seed mistake:** "Reject invalid input or time reversal before mutation." (the rule
 //!   broken); "Failures before replacement leave the original map authoritative."
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 1, 0)`, `allow(k, 0, 10)`
@@ -56,7 +57,12 @@ impl Limiter for ErrorMutatesState {
         lock(&self.state).evict_full(now)
     }
 
-    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64) -> Result<(), LimitError> {
+    fn replace_policy(
+        &self,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError> {
         lock(&self.state).replace_policy(next, expected_version, now)
     }
 
@@ -75,7 +81,8 @@ mod tests {
     use crate::mistakes::base::test_support::{limiter, ok};
     use crate::TokenBucket;
 
-    fn failed_call_then_earlier_call<L: Limiter>() -> (Vec<Result<Decision, LimitError>>, Snapshot) {
+    fn failed_call_then_earlier_call<L: Limiter>() -> (Vec<Result<Decision, LimitError>>, Snapshot)
+    {
         let l: L = limiter(10, 2, 8);
         let outcomes = [(1, 0), (0, 10), (1, 5)].map(|(cost, now)| l.allow("k", cost, now));
         (outcomes.to_vec(), l.snapshot().unwrap())
@@ -90,9 +97,18 @@ mod tests {
         let (good, after_good) = failed_call_then_earlier_call::<TokenBucket>();
         let (bad, after_bad) = failed_call_then_earlier_call::<ErrorMutatesState>();
         assert_eq!(good, [ok(true, 9, 0), invalid.clone(), ok(true, 8, 0)]);
-        let backwards = Err(LimitError::TimeWentBackwards { now: 5, observed: 10 });
+        let backwards = Err(LimitError::TimeWentBackwards {
+            now: 5,
+            observed: 10,
+        });
         assert_eq!(bad, [ok(true, 9, 0), invalid, backwards]);
-        assert_eq!((after_good.observed_nanos, after_bad.observed_nanos), (5, 10));
-        assert_eq!(after_bad.buckets["k"].last_nanos, 10, "the failed call saved the bucket");
+        assert_eq!(
+            (after_good.observed_nanos, after_bad.observed_nanos),
+            (5, 10)
+        );
+        assert_eq!(
+            after_bad.buckets["k"].last_nanos, 10,
+            "the failed call saved the bucket"
+        );
     }
 }

@@ -2,8 +2,8 @@
 //! one-second boundary, with no gradual refill in between.
 //!
 //! - **Breaks:** R1 / I1. Across a boundary a key spends two capacities within one nanosecond,
-//!   and inside a window the rate earns nothing. Every stored balance stays in bounds, so only
-//!   outcomes show it, never a snapshot's I1 check.
+//!   and inside a window the rate earns nothing. Stored balances stay within I1's bounds, so a
+//!   snapshot's bound check passes; outcomes show it.
 //! - **Seed mistake:** "Reset the balance every second and call it token bucket"; failing case:
 //!   "Ten requests just before and ten just after a window boundary all pass."
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 10, 999_999_999)` then

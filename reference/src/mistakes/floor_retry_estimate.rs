@@ -1,7 +1,7 @@
 //! The retry estimate divides the shortfall by the rate rounding down, so it can name an
 //! instant at which the same request still fails.
 //!
-//! - **Breaks:** R1 / I1. The response's `retry_after_nanos` is not the least wait after
+//! - **Breaks:** R1 / none. The response's `retry_after_nanos` is not the least wait after
 //!   which the request passes: whenever the shortfall is not a multiple of the rate it is one
 //!   nanosecond early. Balances and admissions are exact; only the estimate is wrong.
 //! - **Seed mistake:** "retryAfter uses ceiling division and saturates rather than

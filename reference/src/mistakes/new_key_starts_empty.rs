@@ -1,6 +1,6 @@
 //! A key seen for the first time starts with an empty bucket instead of a full one.
 //!
-//! - **Breaks:** R1 / I1. The first request of every new key, and of every key that
+//! - **Breaks:** R1 / none. The first request of every new key, and of every key that
 //!   `evict_full` removed, is refused although the contract grants it a full burst. Eviction
 //!   stops being equivalent to keeping the bucket. Outcomes and snapshots both show it.
 //! - **Seed mistake:** "The first request for a new key starts full." (the rule broken); worked

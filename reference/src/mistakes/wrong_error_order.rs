@@ -1,7 +1,7 @@
 //! Time is checked before the cost: a call with both an impossible cost and a stale time
 //! reports `TimeWentBackwards` instead of `InvalidCost`.
 //!
-//! - **Breaks:** R1 / I1 (the contract's error order). Every call that is valid, or wrong in
+//! - **Breaks:** R1 / none: the contract's error order. Every call that is valid, or wrong in
 //!   only one way, behaves exactly like the reference; only the combination shows it, and no
 //!   state ever differs.
 //! - **Seed mistake:** "Validate cost and key before reading time." (the rule broken; the API
@@ -9,7 +9,9 @@
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 1, 10)`, then `allow(k, 0, 5)`:
 //!   the reference reports `InvalidCost { cost: 0, capacity: 10 }`, this design
 //!   `TimeWentBackwards { now: 5, observed: 10 }`.
-use ratelimit_lab_api::{is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot};
+use ratelimit_lab_api::{
+    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot,
+};
 
 use super::base::{lock, State};
 
@@ -42,7 +44,12 @@ impl Limiter for WrongErrorOrder {
         lock(&self.state).evict_full(now)
     }
 
-    fn replace_policy(&self, next: Policy, expected_version: u64, now: u64) -> Result<(), LimitError> {
+    fn replace_policy(
+        &self,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError> {
         lock(&self.state).replace_policy(next, expected_version, now)
     }
 
@@ -76,7 +83,10 @@ mod tests {
             );
             assert_eq!(
                 bad_cost_and_stale_time::<WrongErrorOrder>(cost),
-                Err(LimitError::TimeWentBackwards { now: 5, observed: 10 })
+                Err(LimitError::TimeWentBackwards {
+                    now: 5,
+                    observed: 10
+                })
             );
         }
     }
