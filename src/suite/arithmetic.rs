@@ -102,7 +102,8 @@ impl<L: Limiter> Run<L> {
             Err(msg) => Err(Failure::new(format!(
                 "allow(\"k\", cost {cost}, at {now} ns) panicked: {msg}"
             ))
-            .with_trace(self.rows.clone())),
+            .with_trace(self.rows.clone())
+            .as_panic()),
         }
     }
 }

@@ -39,8 +39,9 @@ impl<L: Limiter> Round<L> {
     /// Runs `op` once, stamped.
     fn call(design: &L, clock: &AtomicU64, thread: usize, op: Op) -> Result<Event, Failure> {
         let invoked = clock.fetch_add(1, Ordering::SeqCst);
-        let outcome = guarded(|| op.run_on(design))
-            .map_err(|msg| Failure::new(format!("thread {thread}: {op} panicked: {msg}")))?;
+        let outcome = guarded(|| op.run_on(design)).map_err(|msg| {
+            Failure::new(format!("thread {thread}: {op} panicked: {msg}")).as_panic()
+        })?;
         let returned = clock.fetch_add(1, Ordering::SeqCst);
         Ok(Event {
             thread,
@@ -211,7 +212,7 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
             .filter(|e| e.outcome == Outcome::Error(LimitError::KeyCapacityReached { max_keys: 3 }))
             .count();
         let count = guarded(|| r.design.key_count())
-            .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")))?;
+            .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")).as_panic())?;
         if created != 3 || refused != 3 || count != 3 {
             let mut text = String::new();
             for e in &events {

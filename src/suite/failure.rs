@@ -55,6 +55,9 @@ pub struct Failure {
     /// The catalogued wrong designs that return exactly what this design returned on the
     /// replay, most relevant first.
     pub resembles: Vec<String>,
+    /// `true` when the design panicked (an unfinished method, a failed assertion): such a
+    /// failure resembles no particular mistake.
+    pub panicked: bool,
 }
 
 impl Failure {
@@ -67,7 +70,14 @@ impl Failure {
             mistake: None,
             replay: None,
             resembles: Vec::new(),
+            panicked: false,
         }
+    }
+
+    /// Marks the failure as a panic of the design.
+    pub fn as_panic(mut self) -> Failure {
+        self.panicked = true;
+        self
     }
 
     /// Attaches the trace that shows it.
@@ -88,9 +98,12 @@ impl Failure {
         self
     }
 
-    /// Names the seed mistake it resembles, unless one is named already.
+    /// Names the seed mistake it resembles, unless one is named already or the design
+    /// panicked.
     pub fn resembling(mut self, mistake: Mistake) -> Failure {
-        self.mistake.get_or_insert(mistake);
+        if !self.panicked {
+            self.mistake.get_or_insert(mistake);
+        }
         self
     }
 

@@ -53,7 +53,7 @@ pub use failure::{Failure, Replay, TraceRow};
 pub use mistake::Mistake;
 pub use report::{collect, rerun, Report};
 pub use requirement::{Invariant, Requirement};
-pub use runner::{run_check, CheckResult, Status};
+pub use runner::{run_check, run_check_within, CheckResult, Status};
 
 use crate::Limiter;
 

@@ -34,7 +34,8 @@ pub(crate) fn build<L: Limiter>(policy: Policy, max_keys: usize) -> Result<L, Fa
         ))),
         Err(msg) => Err(Failure::new(format!(
             "new({policy:?}, max_keys {max_keys}) panicked: {msg}"
-        ))),
+        ))
+        .as_panic()),
     }
 }
 
@@ -120,7 +121,11 @@ impl<L: Limiter> Probe<L> {
                 self.replay.observed.push(outcome.clone());
                 outcome
             }
-            Err(msg) => return Err(self.fail(format!("step {step}: {op} panicked: {msg}"))),
+            Err(msg) => {
+                return Err(self
+                    .fail(format!("step {step}: {op} panicked: {msg}"))
+                    .as_panic())
+            }
         };
         if got != expected {
             return Err(self
@@ -147,13 +152,15 @@ impl<L: Limiter> Probe<L> {
 
     fn snapshot(&self) -> Result<Option<Snapshot>, Failure> {
         guarded(|| self.design.snapshot())
-            .map_err(|msg| self.fail(format!("snapshot() panicked: {msg}")))
+            .map_err(|msg| self.fail(format!("snapshot() panicked: {msg}")).as_panic())
     }
 
     fn check_key_count(&mut self, step: usize) -> Result<(), Failure> {
         let expected = self.model.buckets().len();
-        let got = guarded(|| self.design.key_count())
-            .map_err(|msg| self.fail(format!("key_count() after step {step} panicked: {msg}")))?;
+        let got = guarded(|| self.design.key_count()).map_err(|msg| {
+            self.fail(format!("key_count() after step {step} panicked: {msg}"))
+                .as_panic()
+        })?;
         if got != expected {
             // The observation becomes a step of its own, so the trace replays it.
             self.rows.push(TraceRow {
@@ -326,6 +333,7 @@ pub(crate) fn expect_new_error<L: Limiter>(
         ))),
         Err(msg) => Err(Failure::new(format!(
             "new({policy:?}, max_keys {max_keys}) panicked: {msg}"
-        ))),
+        ))
+        .as_panic()),
     }
 }

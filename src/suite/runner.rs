@@ -44,6 +44,7 @@ impl CheckResult {
     pub fn mistake(&self) -> Option<super::Mistake> {
         match &self.status {
             Status::Passed => None,
+            Status::Failed(f) if f.panicked => None,
             Status::Failed(f) => f.mistake.or(self.check.mistake),
             Status::TimedOut { .. } => self.check.mistake,
         }
@@ -111,6 +112,11 @@ impl CheckResult {
 /// An unknown name fails with a message listing the known ones; a panic anywhere in the
 /// check fails it with the panic's message.
 pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
+    run_check_within::<L>(name, env::timeout())
+}
+
+/// [`run_check`] with an explicit time limit instead of the environment's.
+pub fn run_check_within<L: Limiter>(name: &str, limit: Duration) -> CheckResult {
     let Some(check) = find(name) else {
         let known: Vec<&str> = super::CHECKS.iter().map(|c| c.name).collect();
         return CheckResult {
@@ -122,7 +128,6 @@ pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
             elapsed: Duration::ZERO,
         };
     };
-    let limit = env::timeout();
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     let owned = check.name;
@@ -142,7 +147,9 @@ pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
             Ok(Ok(None)) => {
                 Status::Failed(Failure::new(format!("there is no check called {owned:?}")))
             }
-            Ok(Err(msg)) => Status::Failed(Failure::new(format!("the design panicked: {msg}"))),
+            Ok(Err(msg)) => {
+                Status::Failed(Failure::new(format!("the design panicked: {msg}")).as_panic())
+            }
             Err(mpsc::RecvTimeoutError::Timeout) => Status::TimedOut {
                 limit_secs: limit.as_secs(),
             },
@@ -168,7 +175,7 @@ pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
 /// breaking the check's requirement, then catalog order (a short trace can coincide with a
 /// design that is wrong in another way).
 fn diagnose(check: &CheckInfo, mut failure: Failure) -> Failure {
-    let Some(replay) = &failure.replay else {
+    let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
     };
     let mut like = crate::catalog::resembling(replay);

@@ -284,7 +284,7 @@ pub(crate) fn r3_zero_max_keys_is_refused<L: Limiter>() -> Check {
     expect_new_error::<L>(CAP10_RATE2, 0, LimitError::InvalidMaxKeys)?;
     let design = build::<L>(CAP10_RATE2, 1)?;
     let count = guarded(|| design.key_count())
-        .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")))?;
+        .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")).as_panic())?;
     if count != 0 {
         return Err(Failure::new(format!(
             "a new limiter reports {count} keys, not 0"
