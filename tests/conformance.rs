@@ -1,10 +1,17 @@
-//! The suite run the way a learner runs it: one macro line per design. The reference and the
-//! specification itself must pass every check.
+//! The suite run the way a learner runs it: one macro line per design. The reference, the
+//! specification itself and every correct alternative must pass every check.
 use ratelimit_lab::model::ModelLimiter;
+use ratelimit_lab::reference::alternatives::{
+    CheckedU64Bucket, LazyMigration, RwLockBucket, ShardedLocks,
+};
 use ratelimit_lab::reference::TokenBucket;
 
 ratelimit_lab::conformance_suite!(reference => TokenBucket);
 ratelimit_lab::conformance_suite!(specification => ModelLimiter);
+ratelimit_lab::conformance_suite!(rwlock => RwLockBucket);
+ratelimit_lab::conformance_suite!(lazy_migration => LazyMigration);
+ratelimit_lab::conformance_suite!(sharded_locks => ShardedLocks);
+ratelimit_lab::conformance_suite!(checked_u64 => CheckedU64Bucket);
 
 #[test]
 fn the_macro_expands_to_every_check_in_suite_order() {

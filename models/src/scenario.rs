@@ -1,4 +1,4 @@
-use ratelimit_lab_api::{LimitError, Policy};
+use ratelimit_lab_api::{LimitError, Limiter, Policy};
 use serde::{Deserialize, Serialize};
 
 use crate::{Model, Op, Outcome};
@@ -23,5 +23,11 @@ impl Scenario {
     pub fn expected(&self) -> Result<Vec<Outcome>, LimitError> {
         let mut model = Model::new(self.policy, self.max_keys)?;
         Ok(self.ops.iter().map(|op| model.apply(op)).collect())
+    }
+
+    /// Runs every operation, in order, on `limiter` (built by the caller from `policy` and
+    /// `max_keys`) and returns what each returned.
+    pub fn run_on<L: Limiter + ?Sized>(&self, limiter: &L) -> Vec<Outcome> {
+        self.ops.iter().map(|op| op.run_on(limiter)).collect()
     }
 }
