@@ -117,10 +117,12 @@ designs! {
     mistakes::AcceptsStaleTime => AcceptsStaleTime: wrong(R1, StaleTime);
     mistakes::ErrorMutatesState => ErrorMutatesState: wrong(R1, MutationBeforeValidation);
     mistakes::WrongErrorOrder => WrongErrorOrder: wrong(R1, MutationBeforeValidation);
+    mistakes::RustWhitespaceKeys => RustWhitespaceKeys: wrong(R1, InputValidation);
     mistakes::SplitReadWrite => SplitReadWrite: wrong(R2, DoubleSpend);
     mistakes::LruEviction => LruEviction: wrong(R3, IdleEviction);
     mistakes::UnboundedKeys => UnboundedKeys: wrong(R3, UntrackedKeys);
     mistakes::SilentGrantAtCapacity => SilentGrantAtCapacity: wrong(R3, UntrackedKeys);
+    mistakes::ZeroMeansUnbounded => ZeroMeansUnbounded: wrong(R3, UntrackedKeys);
     mistakes::RacyEvictFull => RacyEvictFull: wrong(R3, SplitEviction);
     mistakes::RetroactiveRate => RetroactiveRate: wrong(R4, RetroactiveRate);
     mistakes::TopUpOnCutover => TopUpOnCutover: wrong(R4, CapacityTopUp);

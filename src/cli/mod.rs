@@ -1,5 +1,7 @@
 //! Command-line interface: one [`Command`] variant per subcommand, one module per variant.
 
+mod grade;
+mod replay;
 mod table;
 mod walkthrough;
 
@@ -33,6 +35,26 @@ enum Command {
     /// states and hold the same state; at the first disagreement the step, the expected
     /// outcome and both actual ones are reported and the exit status is 1.
     Walkthrough(walkthrough::Args),
+    /// Grade the reference and every catalogued design, and print a report card.
+    ///
+    /// Each design runs the whole conformance suite, one check after another. The card shows
+    /// per design its role in the catalog, checks passed, points, the first failure with the
+    /// requirement it guards, the seed mistake matched, and the wall time, then the total and
+    /// the slowest design against the 20 s budget. A design whose outcome contradicts its
+    /// role (a correct design that fails a check; a wrong one that passes, or fails first on
+    /// another requirement, or is diagnosed with another mistake) is listed after the card
+    /// and makes the exit status 1.
+    Grade(grade::Args),
+    /// Run operation traces (JSON) on a design and print what every call returned.
+    ///
+    /// The input is a scenario, `{"policy": {"version": 1, "capacity": 10,
+    /// "tokens_per_second": 2}, "max_keys": 100, "ops": [{"op": "allow", "key": "k",
+    /// "cost": 1, "now": 0}, …]}`, or an array of them; operations are `allow`, `evict_full`,
+    /// `replace_policy` (`next`, `expected_version`, `now`) and `key_count`. The output has
+    /// the same shape, each scenario as `{"outcomes": […]}` (or `{"error": …}` when the
+    /// limiter cannot be built). With `--check` the specification runs too and the first
+    /// difference is reported with exit status 1.
+    Replay(replay::Args),
 }
 
 /// Parses the command line, runs the subcommand and returns its exit status: `0` on success,
@@ -45,6 +67,8 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Command::Walkthrough(args) => walkthrough::run(&args),
+        Command::Grade(args) => grade::run(&args),
+        Command::Replay(args) => replay::run(&args),
     }
 }
 

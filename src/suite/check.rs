@@ -89,7 +89,7 @@ checks! {
         "retry_after_nanos is the exact ceiling and saturates at MAX_QUANTITY";
     r1_whole_tokens_are_floored: R1, None, Some(DroppedFraction), Scenario, 1, scenarios,
         "whole_tokens is the floor of the exact balance";
-    r1_invalid_input_is_refused: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
+    r1_invalid_input_is_refused: R1, None, Some(InputValidation), Scenario, 1, scenarios,
         "blank keys (Java's white space) and impossible costs are refused, the key first";
     r1_errors_change_nothing: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
         "a refused call changes no balance, no observed time and no key";

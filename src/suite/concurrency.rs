@@ -304,10 +304,16 @@ fn undone_spends(events: &[Event], probes: &[Event]) -> Vec<String> {
         .collect()
 }
 
-/// A maintenance call (`evict_full` or `replace_policy`, built by `maintain`) races a thread
-/// that keeps spending one token from many full keys, cycling over them, from before the
+/// A maintenance call (`evict_full` or `replace_policy`, built by `maintain`) races threads
+/// that keep spending one token from many full keys, cycling over them, from before the
 /// call begins until it returns; afterwards every key that was spent must refuse a
 /// full-capacity request at the same instant.
+///
+/// There are more spenders than cores (twice as many, plus one): on an otherwise idle
+/// machine a maintenance thread that releases its lock between two critical sections (even
+/// with `yield_now` in the gap) finds no other runnable thread on its core and takes the lock
+/// back before a spender blocked on it wakes up, so with a single spender the race showed
+/// mainly when something else loaded the machine.
 fn maintenance_never_undoes_a_spend<L: Limiter>(
     what: &str,
     maintain: impl Fn(u64) -> Op + Send + Sync + 'static,
@@ -315,6 +321,7 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
     use std::sync::atomic::AtomicBool;
     const T: u64 = 10_000_000_000;
     let maintain = Arc::new(maintain);
+    let spender_count = 2 * thread::available_parallelism().map_or(2, |n| n.get()) + 1;
     for round in 0..env::rounds() {
         // Few keys keep the maintenance call's critical sections short, so a spinning spender
         // can slip into the gap between them; many keys make the gap's neighbours long.
@@ -324,30 +331,38 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
         r.sequential(keys.iter().map(|k| allow(k, 3, 0)).collect())?;
         let started = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
-        let spender = {
-            let (design, clock, keys) = (r.design.clone(), r.clock.clone(), keys.clone());
-            let (started, done) = (started.clone(), done.clone());
-            thread::spawn(move || {
-                let mut events = Vec::new();
-                for key in keys.iter().cycle() {
-                    started.store(true, Ordering::SeqCst);
-                    events.push(Round::<L>::call(&design, &clock, 2, allow(key, 1, T))?);
-                    if done.load(Ordering::SeqCst) {
-                        break;
+        let spenders: Vec<_> = (0..spender_count)
+            .map(|s| {
+                let (design, clock) = (r.design.clone(), r.clock.clone());
+                let (started, done) = (started.clone(), done.clone());
+                // Each spender starts at its own key, so together they reach every key early.
+                let mut order = keys.clone();
+                order.rotate_left(s * n / spender_count);
+                thread::spawn(move || {
+                    let mut events = Vec::new();
+                    for key in order.iter().cycle() {
+                        started.store(true, Ordering::SeqCst);
+                        events.push(Round::<L>::call(&design, &clock, s + 2, allow(key, 1, T))?);
+                        if done.load(Ordering::SeqCst) {
+                            break;
+                        }
                     }
-                }
-                Ok::<Vec<Event>, Failure>(events)
+                    Ok::<Vec<Event>, Failure>(events)
+                })
             })
-        };
+            .collect();
         while !started.load(Ordering::SeqCst) {
             thread::yield_now();
         }
         let maintenance = Round::<L>::call(&r.design, &r.clock, 1, maintain(T));
         done.store(true, Ordering::SeqCst);
-        let mut events = match spender.join() {
-            Ok(result) => result?,
-            Err(_) => return Err(Failure::new("the spending thread died")),
-        };
+        let mut events = Vec::new();
+        for spender in spenders {
+            match spender.join() {
+                Ok(result) => events.extend(result?),
+                Err(_) => return Err(Failure::new("a spending thread died")),
+            }
+        }
         events.push(maintenance?);
         let probes = r.sequential(keys.iter().map(|k| allow(k, 3, T)).collect())?;
         let undone = undone_spends(&events, &probes);

@@ -19,6 +19,8 @@ pub enum Mistake {
     UncheckedFixedPoint,
     /// Accept a caller-sampled time older than one already seen.
     StaleTime,
+    /// Refuse a valid input, or accept an invalid one (blank keys, impossible costs).
+    InputValidation,
     /// Mutate state before every input is validated.
     MutationBeforeValidation,
     /// Read one token in two threads, then both write zero.
@@ -49,6 +51,7 @@ impl Mistake {
             Mistake::RetryEstimate => "Treat retryAfter as guaranteed admission",
             Mistake::UncheckedFixedPoint => "Multiply long capacity by a billion without checks",
             Mistake::StaleTime => "Two threads sample 100 and 101; the 101 call arrives first",
+            Mistake::InputValidation => "Validate identity, cost and elapsed time",
             Mistake::MutationBeforeValidation => "Reject invalid input or time reversal before mutation",
             Mistake::DoubleSpend => "Read one token in two threads, then both write zero",
             Mistake::IdleEviction => "Evict any idle/LRU key under memory pressure",
@@ -70,6 +73,7 @@ impl Mistake {
             Mistake::RetryEstimate => "retry_after_nanos = ⌈(cost × 10⁹ − balance) / tokens_per_second⌉, saturating at MAX_QUANTITY: at now + retry the request passes, one nanosecond earlier it does not.",
             Mistake::UncheckedFixedPoint => "capacity × 10⁹ and elapsed × rate overflow u64: use u128 (products stay below 2^127) or checked arithmetic, and test MAX_QUANTITY.",
             Mistake::StaleTime => "Keep the largest time a successful call has seen and return TimeWentBackwards for anything older, on every method, before changing anything.",
+            Mistake::InputValidation => "A key is blank when every character is white space in the contract's sense (ratelimit_lab::is_blank_key, Java's isBlank: U+001C–U+001F count, no-break spaces do not); a cost must be in 1..=capacity; both are errors, not rejections.",
             Mistake::MutationBeforeValidation => "Check key, then cost, then time, then key capacity, and return the first error before touching any state.",
             Mistake::DoubleSpend => "Do lookup, refill, comparison, deduction and write under one lock acquisition: a read in one critical section and a write in another lets two callers spend the same token.",
             Mistake::IdleEviction => "evict_full may drop only buckets whose balance refilled to now equals capacity, checked and removed under the same lock that allow takes.",

@@ -42,6 +42,8 @@
 //! | [`UnguardedVersion`] | R4 / none | "Use expectedVersion to prevent a stale administrator from overwriting a newer policy." | v2 (expected 1), then v3 (expected 1) succeeds | outcomes |
 //! | [`ResetOnCutover`] | R4 / I4 | "Resetting all budgets ... must not be hidden behind a generic config update." | spend 10, bump the version, spend 10 again | outcomes, key count |
 //! | [`RefillUnderNewCeiling`] | R4 / I4 | "Clamp to ceiling so a long idle period cannot bank unlimited burst credit." | 9 tokens, idle 60 s, cap 10 → 100: 100 tokens | outcomes |
+//! | [`RustWhitespaceKeys`] | R1 / none | "Validate identity, cost and elapsed time" (`key.isBlank()` replaced by Rust's `trim`) | `allow("\u{1f}", 1, 0)` is admitted; `allow("\u{a0}", 1, 0)` is refused | outcomes |
+//! | [`ZeroMeansUnbounded`] | R3 / I3 | "`if (maxKeys < 1) throw`" (broken) | `new(policy, 0)` builds a limiter with no key bound | construction |
 //! | [`RacyCutover`] | R4 / I2 | "Publish map, policy and observedTime together under the monitor." (broken) | the cutover copies k = 9, a concurrent spend of 9, the publish restores 9 | interleavings |
 //!
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
@@ -92,3 +94,7 @@ pub use unbounded_keys::UnboundedKeys;
 pub use unguarded_version::UnguardedVersion;
 pub use whole_token_refill::WholeTokenRefill;
 pub use wrong_error_order::WrongErrorOrder;
+mod rust_whitespace_keys;
+mod zero_means_unbounded;
+pub use rust_whitespace_keys::RustWhitespaceKeys;
+pub use zero_means_unbounded::ZeroMeansUnbounded;

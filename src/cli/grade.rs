@@ -1,0 +1,482 @@
+//! `grade`: the whole conformance suite run on catalogued designs, one report card row per
+//! design, each outcome held against what the catalog says the suite must conclude.
+
+use std::io::IsTerminal;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use clap::ValueEnum;
+use ratelimit_lab::catalog::{self, Design, Role, DESIGNS};
+use ratelimit_lab::suite::{env, CheckResult, Mistake, Report, Requirement, Status};
+use serde::Serialize;
+
+use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
+
+/// The wall time one design's full grade may take (the budget on a two-core machine,
+/// after compilation). Exceeding it is reported, not failed: the machine may be loaded.
+const BUDGET: Duration = Duration::from_secs(20);
+
+/// Arguments of `grade`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Grade only the catalogued design with this name (case-insensitive; repeatable).
+    ///
+    /// Without it every design in the catalog is graded: the reference, the specification,
+    /// the correct alternatives and the deliberately wrong designs. An unknown name is an
+    /// error (exit status 2) that lists the valid ones.
+    #[arg(long = "design", value_name = "NAME")]
+    designs: Vec<String>,
+
+    /// Print the first failure's full explanation under each design that failed a check:
+    /// the requirement broken, the minimal trace, the seed mistake it resembles and a hint.
+    #[arg(long)]
+    explain: bool,
+
+    /// Write each design's graded reports to `DIR/<design>/results.json` (Exercism, version
+    /// 3) and `DIR/<design>/gradescope.json` (Gradescope).
+    #[arg(long, value_name = "DIR", env = env::REPORT_DIR)]
+    report_dir: Option<PathBuf>,
+
+    /// How to print the report card.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+
+    /// Designs graded at the same time (each runs its checks one after another).
+    ///
+    /// The default, 1, gives every design the whole machine: the times shown are then one
+    /// design's own, and the concurrency checks, which start more threads than there are
+    /// cores, do not contend with another design's (side by side they are usually slower).
+    #[arg(long, value_name = "N", default_value = "1")]
+    jobs: NonZeroUsize,
+}
+
+/// Output formats of `grade`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// A report card table, then one line per design whose outcome contradicts its role.
+    Table,
+    /// One JSON object: every design's row, its verdict, and the timings.
+    Json,
+}
+
+/// One design's grade and how long it took.
+struct Graded {
+    design: &'static Design,
+    report: Report,
+    wall: Duration,
+}
+
+/// Runs `grade`: exit status `0` when every graded design behaves as catalogued, `1` when one
+/// does not (or a report could not be written), `2` for an unknown `--design`.
+pub fn run(args: &Args) -> ExitCode {
+    let selected = match select(&args.designs) {
+        Ok(selected) => selected,
+        Err(message) => return fail(EXIT_USAGE, &message),
+    };
+    let progress = args.format == Format::Table && std::io::stderr().is_terminal();
+    let started = Instant::now();
+    let graded = grade_all(&selected, args.jobs.get(), progress);
+    let total = started.elapsed();
+
+    let mut write_errors = Vec::new();
+    if let Some(dir) = &args.report_dir {
+        for g in &graded {
+            let target = dir.join(g.design.name);
+            if let Err(e) = g.report.write_to(&target) {
+                write_errors.push(format!("cannot write {}: {e}", target.display()));
+            }
+        }
+    }
+
+    let printed = match args.format {
+        Format::Table => print_out(&card(&graded, total, args)),
+        Format::Json => json_card(&graded, total, args).and_then(|text| print_out(&text)),
+    };
+    if let Err(e) = printed {
+        return fail(
+            EXIT_FAILURE,
+            &format!("cannot write to standard output: {e}"),
+        );
+    }
+    if !write_errors.is_empty() {
+        return fail(EXIT_FAILURE, &write_errors.join("\n"));
+    }
+    if graded
+        .iter()
+        .any(|g| verdict(g.design, &g.report).is_some())
+    {
+        ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The designs named on the command line, in the order given and without repeats, or the
+/// whole catalog when none is named.
+///
+/// # Errors
+///
+/// A message listing the valid names when one name is not in the catalog.
+fn select(names: &[String]) -> Result<Vec<&'static Design>, String> {
+    if names.is_empty() {
+        return Ok(DESIGNS.iter().collect());
+    }
+    let mut selected: Vec<&'static Design> = Vec::new();
+    for name in names {
+        let Some(design) = catalog::find(name) else {
+            let known: Vec<&str> = DESIGNS.iter().map(|d| d.name).collect();
+            return Err(format!(
+                "no catalogued design is called {name:?}; the designs are:\n  {}",
+                known.join("\n  ")
+            ));
+        };
+        if !selected.iter().any(|d| d.name == design.name) {
+            selected.push(design);
+        }
+    }
+    Ok(selected)
+}
+
+/// Grades `designs` with up to `jobs` designs at a time and returns them in the given order.
+fn grade_all(designs: &[&'static Design], jobs: usize, progress: bool) -> Vec<Graded> {
+    let next = AtomicUsize::new(0);
+    let (tx, rx) = mpsc::channel();
+    thread::scope(|scope| {
+        for _ in 0..jobs.min(designs.len()) {
+            let tx = tx.clone();
+            let next = &next;
+            scope.spawn(move || loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&design) = designs.get(i) else {
+                    break;
+                };
+                let started = Instant::now();
+                let report = design.grade();
+                let graded = Graded {
+                    design,
+                    report,
+                    wall: started.elapsed(),
+                };
+                if tx.send((i, graded)).is_err() {
+                    break;
+                }
+            });
+        }
+    });
+    drop(tx);
+    let mut done: Vec<(usize, Graded)> = Vec::with_capacity(designs.len());
+    for (i, g) in rx {
+        if progress {
+            eprintln!(
+                "graded {} ({} of {}) in {:.1} s",
+                g.design.name,
+                done.len() + 1,
+                designs.len(),
+                g.wall.as_secs_f64()
+            );
+        }
+        done.push((i, g));
+    }
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, g)| g).collect()
+}
+
+/// What the catalog says the suite must conclude, e.g. `correct: passes` or
+/// `wrong: R2, DoubleSpend`.
+fn role_label(role: Role) -> String {
+    match role {
+        Role::Reference => "reference: passes".to_owned(),
+        Role::Specification => "specification: passes".to_owned(),
+        Role::Correct => "correct: passes".to_owned(),
+        Role::Wrong { breaks, mistake } => format!("wrong: {breaks}, {mistake:?}"),
+    }
+}
+
+/// `check_name (R2)`, or `-` when every check passed.
+fn first_failure_label(report: &Report) -> String {
+    match report.first_failure() {
+        Some(r) => format!("{} ({})", r.check.name, r.check.requirement),
+        None => "-".to_owned(),
+    }
+}
+
+/// Why a design's outcome contradicts its role in the catalog; `None` when it does not.
+fn verdict(design: &Design, report: &Report) -> Option<String> {
+    let first = report.first_failure();
+    match (design.role, first) {
+        (Role::Wrong { breaks, .. }, None) => Some(format!(
+            "{} is wrong (breaks {breaks}) but passed every check",
+            design.name
+        )),
+        (Role::Wrong { breaks, mistake }, Some(first)) => {
+            let mut problems = Vec::new();
+            if first.check.requirement != breaks {
+                problems.push(format!(
+                    "its first failure, {}, guards {}, not {breaks}",
+                    first.check.name, first.check.requirement
+                ));
+            }
+            let diagnosis = report.diagnosis();
+            if diagnosis != Some(mistake) {
+                problems.push(format!(
+                    "it is diagnosed as {}, not {mistake:?}",
+                    diagnosis.map_or_else(|| "no mistake".to_owned(), |m| format!("{m:?}"))
+                ));
+            }
+            (!problems.is_empty())
+                .then(|| format!("{} is misdiagnosed: {}", design.name, problems.join("; ")))
+        }
+        (_, Some(first)) => Some(format!(
+            "{} is correct but failed {} of {} checks, first {} ({})",
+            design.name,
+            report.results.len() - report.passed(),
+            report.results.len(),
+            first.check.name,
+            first.check.requirement
+        )),
+        (_, None) => None,
+    }
+}
+
+/// The command that regrades one design with every explanation shown.
+fn regrade(design: &Design) -> String {
+    format!(
+        "cargo run --release -- grade --design {} --explain",
+        design.name
+    )
+}
+
+/// The first failure's full explanation, when there is one.
+fn explanation(g: &Graded) -> Option<String> {
+    g.report
+        .first_failure()
+        .map(|r: &CheckResult| r.explain(&regrade(g.design)))
+}
+
+/// The slowest design and its wall time.
+fn slowest(graded: &[Graded]) -> Option<&Graded> {
+    graded.iter().max_by_key(|g| g.wall)
+}
+
+/// The report card as text: the table, the explanations asked for, the contradictions, then
+/// the timings.
+fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
+    let rows: Vec<Vec<String>> = graded
+        .iter()
+        .map(|g| {
+            let r = &g.report;
+            vec![
+                g.design.name.to_owned(),
+                role_label(g.design.role),
+                format!("{}/{}", r.passed(), r.results.len()),
+                format!("{}/{}", r.score(), r.max_score()),
+                first_failure_label(r),
+                r.diagnosis()
+                    .map_or_else(|| "-".to_owned(), |m| format!("{m:?}")),
+                g.wall.as_millis().to_string(),
+            ]
+        })
+        .collect();
+    let mut out = table::render(
+        &[
+            "design",
+            "role (expected)",
+            "checks passed",
+            "points",
+            "first failure",
+            "matched mistake",
+            "time (ms)",
+        ],
+        &rows,
+    );
+    if args.explain {
+        for g in graded {
+            if let Some(text) = explanation(g) {
+                out.push_str(&format!("\n== {} ==\n{text}", g.design.name));
+            }
+        }
+    }
+    out.push('\n');
+    let verdicts: Vec<String> = graded
+        .iter()
+        .filter_map(|g| verdict(g.design, &g.report))
+        .collect();
+    if verdicts.is_empty() {
+        out.push_str(&format!(
+            "{} designs graded: each behaves as the catalog says\n",
+            graded.len()
+        ));
+    } else {
+        for v in &verdicts {
+            out.push_str(&format!("CONTRADICTS THE CATALOG: {v}\n"));
+        }
+        out.push_str(&format!(
+            "{} of {} designs contradict the catalog\n",
+            verdicts.len(),
+            graded.len()
+        ));
+    }
+    out.push_str(&format!("total wall time: {:.1} s", total.as_secs_f64()));
+    if let Some(g) = slowest(graded) {
+        out.push_str(&format!(
+            "; slowest design: {} at {:.1} s ({} the {} s budget per design)",
+            g.design.name,
+            g.wall.as_secs_f64(),
+            if g.wall <= BUDGET { "within" } else { "OVER" },
+            BUDGET.as_secs()
+        ));
+    }
+    out.push('\n');
+    if let Some(dir) = &args.report_dir {
+        out.push_str(&format!(
+            "reports written to {}/<design>/results.json and gradescope.json\n",
+            dir.display()
+        ));
+    }
+    out
+}
+
+/// One design in `--format json`.
+#[derive(Serialize)]
+struct JsonDesign {
+    design: &'static str,
+    role: &'static str,
+    expected_requirement: Option<Requirement>,
+    expected_mistake: Option<Mistake>,
+    checks: usize,
+    passed: usize,
+    score: u32,
+    max_score: u32,
+    first_failure: Option<JsonFailure>,
+    diagnosis: Option<Mistake>,
+    wall_ms: u128,
+    verdict: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explanation: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    report_dir: Option<PathBuf>,
+}
+
+/// A design's first failed check in `--format json`.
+#[derive(Serialize)]
+struct JsonFailure {
+    check: &'static str,
+    requirement: Requirement,
+    status: &'static str,
+    summary: Option<String>,
+}
+
+/// The whole card in `--format json`.
+#[derive(Serialize)]
+struct JsonCard {
+    designs: Vec<JsonDesign>,
+    contradictions: usize,
+    total_ms: u128,
+    slowest: Option<&'static str>,
+    max_ms: u128,
+    budget_ms: u128,
+}
+
+/// The report card as one JSON object.
+///
+/// # Errors
+///
+/// The card could not be encoded.
+fn json_card(graded: &[Graded], total: Duration, args: &Args) -> Result<String, std::io::Error> {
+    let designs: Vec<JsonDesign> = graded
+        .iter()
+        .map(|g| {
+            let (role, expected_requirement, expected_mistake) = match g.design.role {
+                Role::Reference => ("reference", None, None),
+                Role::Specification => ("specification", None, None),
+                Role::Correct => ("correct", None, None),
+                Role::Wrong { breaks, mistake } => ("wrong", Some(breaks), Some(mistake)),
+            };
+            let r = &g.report;
+            JsonDesign {
+                design: g.design.name,
+                role,
+                expected_requirement,
+                expected_mistake,
+                checks: r.results.len(),
+                passed: r.passed(),
+                score: r.score(),
+                max_score: r.max_score(),
+                first_failure: r.first_failure().map(|f| JsonFailure {
+                    check: f.check.name,
+                    requirement: f.check.requirement,
+                    status: match f.status {
+                        Status::Passed => "passed",
+                        Status::Failed(_) => "failed",
+                        Status::TimedOut { .. } => "timed_out",
+                    },
+                    summary: match &f.status {
+                        Status::Failed(failure) => Some(failure.summary.clone()),
+                        _ => None,
+                    },
+                }),
+                diagnosis: r.diagnosis(),
+                wall_ms: g.wall.as_millis(),
+                verdict: verdict(g.design, r),
+                explanation: if args.explain { explanation(g) } else { None },
+                report_dir: args
+                    .report_dir
+                    .as_deref()
+                    .map(|dir: &Path| dir.join(g.design.name)),
+            }
+        })
+        .collect();
+    let card = JsonCard {
+        contradictions: designs.iter().filter(|d| d.verdict.is_some()).count(),
+        designs,
+        total_ms: total.as_millis(),
+        slowest: slowest(graded).map(|g| g.design.name),
+        max_ms: slowest(graded).map_or(0, |g| g.wall.as_millis()),
+        budget_ms: BUDGET.as_millis(),
+    };
+    let mut text = serde_json::to_string_pretty(&card).map_err(std::io::Error::other)?;
+    text.push('\n');
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_designs_are_refused_with_the_valid_names() {
+        let message = select(&["nope".to_owned()]).err().unwrap_or_default();
+        assert!(message.contains("\"nope\""), "{message}");
+        assert!(message.contains("TokenBucket"), "{message}");
+        assert!(message.contains("SplitReadWrite"), "{message}");
+    }
+
+    #[test]
+    fn names_keep_their_order_and_lose_repeats() {
+        let names = ["splitreadwrite", "TokenBucket", "SplitReadWrite"].map(str::to_owned);
+        let picked: Vec<&str> = select(&names)
+            .unwrap_or_default()
+            .iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(picked, ["SplitReadWrite", "TokenBucket"]);
+        assert_eq!(select(&[]).map(|d| d.len()), Ok(DESIGNS.len()));
+    }
+
+    #[test]
+    fn roles_name_what_is_expected() {
+        assert_eq!(role_label(Role::Correct), "correct: passes");
+        assert_eq!(
+            role_label(Role::Wrong {
+                breaks: Requirement::R2,
+                mistake: Mistake::DoubleSpend
+            }),
+            "wrong: R2, DoubleSpend"
+        );
+    }
+}

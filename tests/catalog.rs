@@ -1,0 +1,266 @@
+//! Proof that the suite's verdicts mean something: every catalogued design is graded, and the
+//! suite must conclude what the catalog says about it.
+//!
+//! - One trial per design, named after it: a correct design (the reference, the
+//!   specification, each alternative) passes every check; a wrong design fails, its first
+//!   failure guards the requirement it breaks, and the report's diagnosis is the seed mistake
+//!   it makes. A failing trial prints the design's first failure explanation.
+//! - `every_check_fails_on_some_wrong_design`: the design × check matrix. Every check fails on
+//!   at least one wrong design (a check nothing catches guards nothing) and on no correct one.
+//!   The matrix is printed either way.
+//!
+//! Each design is graded once, on first use, and the report is shared by every trial that
+//! needs it, so the trials together grade the catalog exactly once. Trials run one at a
+//! time unless `--test-threads` says otherwise: the concurrency checks start more threads
+//! than there are cores, and two designs graded side by side take several times longer
+//! than one after the other.
+//! Run one design with `cargo test --test catalog -- --exact SplitReadWrite`.
+
+use std::fmt::Write as _;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use ratelimit_lab::catalog::{Design, Role, DESIGNS};
+use ratelimit_lab::suite::{Report, CHECKS};
+
+/// A design's report and the wall time its grade took.
+struct Graded {
+    report: Report,
+    wall: Duration,
+}
+
+/// One lazily graded report per design, in catalog order.
+static GRADED: OnceLock<Vec<OnceLock<Graded>>> = OnceLock::new();
+
+/// The graded report of `DESIGNS[i]`, grading it on first use (a concurrent caller waits).
+fn graded(i: usize) -> &'static Graded {
+    let slots = GRADED.get_or_init(|| DESIGNS.iter().map(|_| OnceLock::new()).collect());
+    slots[i].get_or_init(|| {
+        let started = Instant::now();
+        let report = DESIGNS[i].grade();
+        Graded {
+            report,
+            wall: started.elapsed(),
+        }
+    })
+}
+
+/// The command that reruns one design's trial.
+fn rerun(design: &Design) -> String {
+    format!("cargo test --test catalog -- --exact {}", design.name)
+}
+
+/// The first failure's explanation, or a note that every check passed.
+fn first_failure_text(design: &Design, report: &Report) -> String {
+    report.first_failure().map_or_else(
+        || "every check passed".to_owned(),
+        |r| r.explain(&rerun(design)),
+    )
+}
+
+/// The trial for `DESIGNS[i]`: the suite concludes what the catalog says.
+fn design_trial(i: usize) -> Result<(), Failed> {
+    let design = &DESIGNS[i];
+    let g = graded(i);
+    let report = &g.report;
+    let counts = format!(
+        "{} of {} checks passed in {:.1} s",
+        report.passed(),
+        report.results.len(),
+        g.wall.as_secs_f64()
+    );
+    match design.role {
+        Role::Reference | Role::Specification | Role::Correct => {
+            let failed: Vec<&str> = report
+                .results
+                .iter()
+                .filter(|(_, r)| !r.passed())
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if failed.is_empty() {
+                return Ok(());
+            }
+            Err(format!(
+                "{} is correct but failed {} ({counts}); first failure:\n{}",
+                design.name,
+                failed.join(", "),
+                first_failure_text(design, report)
+            )
+            .into())
+        }
+        Role::Wrong { breaks, mistake } => {
+            let Some(first) = report.first_failure() else {
+                return Err(format!(
+                    "{} is wrong (breaks {breaks}, {mistake:?}) but passed every check ({counts})",
+                    design.name
+                )
+                .into());
+            };
+            let mut problems = Vec::new();
+            if first.check.requirement != breaks {
+                problems.push(format!(
+                    "its first failure, {}, guards {} instead of {breaks}",
+                    first.check.name, first.check.requirement
+                ));
+            }
+            let diagnosis = report.diagnosis();
+            if diagnosis != Some(mistake) {
+                problems.push(format!(
+                    "Report::diagnosis() is {diagnosis:?} instead of Some({mistake:?})"
+                ));
+            }
+            if problems.is_empty() {
+                return Ok(());
+            }
+            Err(format!(
+                "{} is misdiagnosed: {} ({counts}); first failure:\n{}",
+                design.name,
+                problems.join("; "),
+                first_failure_text(design, report)
+            )
+            .into())
+        }
+    }
+}
+
+/// Every check fails on at least one wrong design, and on at least one that breaks the
+/// requirement the check guards, and on no correct design; prints the matrix.
+fn coverage_trial() -> Result<(), Failed> {
+    let all: Vec<&Graded> = (0..DESIGNS.len()).map(graded).collect();
+    let mut problems = Vec::new();
+    for (d, g) in DESIGNS.iter().zip(&all) {
+        let in_order = g.report.results.len() == CHECKS.len()
+            && g.report
+                .results
+                .iter()
+                .zip(CHECKS)
+                .all(|((_, r), c)| r.check.name == c.name);
+        if !in_order {
+            problems.push(format!("{}'s report is not in suite order", d.name));
+        }
+    }
+    let wrong_total = DESIGNS.iter().filter(|d| !d.should_pass()).count();
+    let mut text = format!(
+        "\ncoverage: the catalogued wrong designs ({wrong_total}) that fail each check\n\
+         (same req: how many of them break the requirement the check guards; own mistake: \
+         whether one of them makes the mistake the check names)\n\n"
+    );
+    let width = CHECKS.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let _ = writeln!(
+        text,
+        "  {:width$} | req | fail | same req | own mistake | wrong designs failing it",
+        "check"
+    );
+    let (mut uncaught, mut other_requirement, mut false_alarms, mut no_own_mistake) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for (position, check) in CHECKS.iter().enumerate() {
+        let failing: Vec<(&Design, bool)> = DESIGNS
+            .iter()
+            .zip(&all)
+            .filter_map(|(d, g)| {
+                let (_, r) = g.report.results.get(position)?;
+                (r.check.name == check.name && !r.passed()).then_some((d, d.should_pass()))
+            })
+            .collect();
+        let wrong: Vec<&Design> = failing
+            .iter()
+            .filter(|(_, c)| !c)
+            .map(|(d, _)| *d)
+            .collect();
+        let correct: Vec<&str> = failing
+            .iter()
+            .filter(|(_, c)| *c)
+            .map(|(d, _)| d.name)
+            .collect();
+        let same_requirement = wrong
+            .iter()
+            .filter(|d| matches!(d.role, Role::Wrong { breaks, .. } if breaks == check.requirement))
+            .count();
+        let own_mistake = check.mistake.map(|m| {
+            wrong
+                .iter()
+                .any(|d| matches!(d.role, Role::Wrong { mistake, .. } if mistake == m))
+        });
+        let names: Vec<&str> = wrong.iter().map(|d| d.name).collect();
+        let _ = writeln!(
+            text,
+            "  {:width$} | {:3} | {:>4} | {:>8} | {:11} | {}",
+            check.name,
+            check.requirement.to_string(),
+            wrong.len(),
+            same_requirement,
+            match own_mistake {
+                None => "-",
+                Some(true) => "yes",
+                Some(false) => "no",
+            },
+            names.join(", ")
+        );
+        if wrong.is_empty() {
+            uncaught.push(check.name);
+        } else if same_requirement == 0 {
+            other_requirement.push(check.name);
+        }
+        if own_mistake == Some(false) {
+            no_own_mistake.push(check.name);
+        }
+        if !correct.is_empty() {
+            false_alarms.push(format!("{} (fails {})", check.name, correct.join(", ")));
+        }
+    }
+    if !no_own_mistake.is_empty() {
+        let _ = writeln!(
+            text,
+            "\nnote: no failing wrong design makes the mistake these checks name: {}",
+            no_own_mistake.join(", ")
+        );
+    }
+    let slowest = DESIGNS
+        .iter()
+        .zip(&all)
+        .max_by_key(|(_, g)| g.wall)
+        .map(|(d, g)| format!("{} at {:.1} s", d.name, g.wall.as_secs_f64()))
+        .unwrap_or_default();
+    let _ = writeln!(text, "slowest grade: {slowest}");
+    print!("{text}");
+    if !uncaught.is_empty() {
+        problems.push(format!(
+            "no catalogued wrong design fails {}: add one that breaks what each guards",
+            uncaught.join(", ")
+        ));
+    }
+    if !other_requirement.is_empty() {
+        problems.push(format!(
+            "only designs breaking another requirement fail {}: add one that breaks what each \
+             guards",
+            other_requirement.join(", ")
+        ));
+    }
+    if !false_alarms.is_empty() {
+        problems.push(format!(
+            "checks that fail a correct design: {}",
+            false_alarms.join(", ")
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+fn main() {
+    let mut args = Arguments::from_args();
+    args.test_threads.get_or_insert(1);
+    let mut trials: Vec<Trial> = (0..DESIGNS.len())
+        .map(|i| Trial::test(DESIGNS[i].name, move || design_trial(i)))
+        .collect();
+    // Listed last, so the per-design trials have graded most of the catalog by the time it
+    // runs; it waits for (or grades) the rest.
+    trials.push(Trial::test(
+        "every_check_fails_on_some_wrong_design",
+        coverage_trial,
+    ));
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,159 @@
+//! `ratelimit-lab grade`, run as a user runs it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
+        .args(args)
+        // A report directory set in the caller's environment must not leak into these runs.
+        .env_remove(ratelimit_lab::suite::env::REPORT_DIR)
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8(bytes.to_vec()).expect("output is UTF-8")
+}
+
+/// A fresh directory under the target directory's temporary area, removed first if a
+/// previous run left it behind.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{text}", path.display()))
+}
+
+#[test]
+fn grade_reports_a_correct_and_a_wrong_design_as_catalogued() {
+    let out = run(&[
+        "grade",
+        "--design",
+        "TokenBucket",
+        "--design",
+        "SplitReadWrite",
+    ]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    let header = stdout.lines().next().unwrap_or_default();
+    let columns: Vec<&str> = header.split('|').map(str::trim).collect();
+    assert_eq!(
+        columns,
+        [
+            "design",
+            "role (expected)",
+            "checks passed",
+            "points",
+            "first failure",
+            "matched mistake",
+            "time (ms)"
+        ]
+    );
+    let row = |name: &str| -> Vec<String> {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no row for {name}: {stdout}"))
+            .split('|')
+            .map(|c| c.trim().to_owned())
+            .collect()
+    };
+    let reference = row("TokenBucket");
+    let checks = ratelimit_lab::suite::CHECKS.len();
+    assert_eq!(reference[2], format!("{checks}/{checks}"), "{stdout}");
+    assert_eq!(reference[4], "-", "{stdout}");
+    let wrong = row("SplitReadWrite");
+    assert!(wrong[4].starts_with("r2_"), "{stdout}");
+    assert!(wrong[4].ends_with("(R2)"), "{stdout}");
+    assert_eq!(wrong[5], "DoubleSpend", "{stdout}");
+    assert!(
+        stdout.contains("each behaves as the catalog says"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("slowest design:"), "{stdout}");
+    assert!(!stdout.contains("CONTRADICTS"), "{stdout}");
+}
+
+#[test]
+fn grade_explains_the_first_failure() {
+    let out = run(&["grade", "--design", "SplitReadWrite", "--explain"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("== SplitReadWrite =="), "{stdout}");
+    assert!(
+        stdout.contains("Read one token in two threads, then both write zero"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("cargo run --release -- grade --design SplitReadWrite --explain"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn grade_refuses_an_unknown_design_and_lists_the_valid_ones() {
+    let out = run(&["grade", "--design", "nope"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(out.stdout.is_empty());
+    assert!(stderr.contains("\"nope\""), "{stderr}");
+    for d in ratelimit_lab::catalog::DESIGNS {
+        assert!(stderr.contains(d.name), "{} missing: {stderr}", d.name);
+    }
+}
+
+#[test]
+fn grade_writes_exercism_and_gradescope_reports() {
+    let dir = scratch("cli_grade_reports");
+    let dir_arg = dir.to_str().expect("the target directory is UTF-8");
+    let out = run(&["grade", "--design", "TokenBucket", "--report-dir", dir_arg]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stdout: {}\nstderr: {}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let exercism = read_json(&dir.join("TokenBucket").join("results.json"));
+    assert_eq!(exercism["version"], 3, "{exercism}");
+    assert_eq!(exercism["status"], "pass", "{exercism}");
+    let tests = exercism["tests"].as_array().expect("tests is an array");
+    assert_eq!(tests.len(), ratelimit_lab::suite::CHECKS.len());
+    assert!(tests.iter().all(|t| t["status"] == "pass"), "{exercism}");
+
+    let gradescope = read_json(&dir.join("TokenBucket").join("gradescope.json"));
+    assert!(
+        gradescope["max_score"].as_u64().unwrap_or(0) > 0,
+        "{gradescope}"
+    );
+    assert_eq!(gradescope["score"], gradescope["max_score"], "{gradescope}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn grade_prints_the_card_as_json() {
+    let out = run(&["grade", "--design", "SplitReadWrite", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let card: Value = serde_json::from_slice(&out.stdout).expect("the card is JSON");
+    let design = &card["designs"][0];
+    assert_eq!(design["design"], "SplitReadWrite", "{card}");
+    assert_eq!(design["role"], "wrong", "{card}");
+    assert_eq!(design["first_failure"]["requirement"], "R2", "{card}");
+    assert_eq!(design["diagnosis"], "double_spend", "{card}");
+    assert_eq!(design["verdict"], Value::Null, "{card}");
+    assert_eq!(card["contradictions"], 0, "{card}");
+    assert!(card["max_ms"].as_u64().is_some(), "{card}");
+}
