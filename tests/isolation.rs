@@ -68,7 +68,7 @@ fn a_panic_fails_only_its_check_with_the_message_and_the_trace() {
     assert_eq!(f.trace.len(), 2, "the trace ends at the panicking step");
     assert_eq!(r.mistake(), None, "a panic resembles no particular mistake");
     let text = r.explain("cargo test -- --exact r1_new_key_starts_full");
-    assert!(text.contains("rerun just this check: cargo test -- --exact r1_new_key_starts_full"));
+    assert!(text.contains("to rerun it: cargo test -- --exact r1_new_key_starts_full"));
     // A check that never touches key "b" is unaffected.
     assert!(run_check::<PanicsOnKeyB>("seed_trace_table").passed());
 }

@@ -156,7 +156,8 @@ fn grade_all(designs: &[&'static Design], jobs: usize, progress: bool) -> Vec<Gr
                     break;
                 };
                 let started = Instant::now();
-                let report = design.grade();
+                let mut report = design.grade();
+                report.rerun_command = Some(regrade(design));
                 let graded = Graded {
                     design,
                     report,
@@ -255,7 +256,7 @@ fn regrade(design: &Design) -> String {
 fn explanation(g: &Graded) -> Option<String> {
     g.report
         .first_failure()
-        .map(|r: &CheckResult| r.explain(&regrade(g.design)))
+        .map(|r: &CheckResult| r.explain(&g.report.rerun_for(r.check.name)))
 }
 
 /// The slowest design and its wall time.

@@ -64,5 +64,6 @@ pub fn grade<L: Limiter>() -> Report {
             .iter()
             .map(|c| (c.name.to_string(), run_check::<L>(c.name)))
             .collect(),
+        rerun_command: None,
     }
 }

@@ -18,6 +18,9 @@ pub struct Report {
     /// `(test name, result)` in the order they are listed: the test name is the check's name,
     /// prefixed by the module path when several invocations share a report.
     pub results: Vec<(String, CheckResult)>,
+    /// The command a failed test's explanation offers to rerun it; `None` for the test
+    /// harness's own (`cargo test -- --exact <test name>`, see [`rerun`]).
+    pub rerun_command: Option<String>,
 }
 
 impl Report {
@@ -81,6 +84,13 @@ impl Report {
         }
     }
 
+    /// The command that reruns the test called `test_name`.
+    pub fn rerun_for(&self, test_name: &str) -> String {
+        self.rerun_command
+            .clone()
+            .unwrap_or_else(|| rerun(test_name))
+    }
+
     /// Exercism's test-runner `results.json`, version 3: `status` is `pass` when every check
     /// passed, `fail` otherwise; each test carries the requirement number as `task_id`.
     pub fn exercism(&self) -> Value {
@@ -90,8 +100,10 @@ impl Report {
             .map(|(name, r)| {
                 let (status, message) = match &r.status {
                     Status::Passed => ("pass", Value::Null),
-                    Status::Failed(_) => ("fail", Value::String(r.explain(&rerun(name)))),
-                    Status::TimedOut { .. } => ("error", Value::String(r.explain(&rerun(name)))),
+                    Status::Failed(_) => ("fail", Value::String(r.explain(&self.rerun_for(name)))),
+                    Status::TimedOut { .. } => {
+                        ("error", Value::String(r.explain(&self.rerun_for(name))))
+                    }
                 };
                 json!({
                     "name": name,
@@ -127,7 +139,7 @@ impl Report {
                     "status": if r.passed() { "passed" } else { "failed" },
                     "name": name,
                     "number": format!("{}.{}", r.check.requirement as u8 + 1, i + 1),
-                    "output": if r.passed() { r.check.guards.to_string() } else { r.explain(&rerun(name)) },
+                    "output": if r.passed() { r.check.guards.to_string() } else { r.explain(&self.rerun_for(name)) },
                     "tags": tags,
                     "visibility": "visible",
                 })
@@ -191,6 +203,7 @@ pub fn collect(module: &str, test_name: String, result: CheckResult) -> io::Resu
     all.insert((module.to_string(), position), (test_name, result));
     let report = Report {
         results: all.values().cloned().collect(),
+        rerun_command: None,
     };
     // Written while the lock is held, so concurrent tests never interleave their files.
     report.write_to(Path::new(&dir))

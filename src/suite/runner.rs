@@ -100,7 +100,7 @@ impl CheckResult {
             )),
         }
         if !self.passed() {
-            out.push_str(&format!("\nrerun just this check: {rerun}\n"));
+            out.push_str(&format!("\nto rerun it: {rerun}\n"));
         }
         out
     }
