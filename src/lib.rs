@@ -2,7 +2,7 @@
 //! that grades any design against the Rate Limiter lesson's contract.
 //!
 //! A learner depends on this crate alone: it re-exports the contract ([`Policy`],
-//! [`Decision`], [`LimitError`], [`Limiter`], [`sync`]), the [`reference`] designs and the
+//! [`Decision`], [`LimitError`], [`Limiter`], [`sync`]), the [`reference`](mod@reference) designs and the
 //! [`model`].
 #![deny(missing_docs, missing_debug_implementations)]
 

@@ -24,7 +24,7 @@
 //!   proptest sequences compared with the specification and shrunk to a minimal trace.
 //! - **Invariants after every step**: black-box always (key count at most `max_keys` and
 //!   equal to the specification's; outcomes equal); white-box when
-//!   [`Limiter::snapshot`](crate::Limiter::snapshot) returns `Some` (I1 on every stored
+//!   [`Limiter::snapshot`] returns `Some` (I1 on every stored
 //!   bucket, I3, the stored state equivalent to the specification's, an error changes
 //!   nothing).
 //! - **Concurrency**: real threads on the seed's twenty contenders, cost accounting, key
@@ -32,7 +32,7 @@
 //!
 //! # Tuning
 //!
-//! Every knob is an environment variable, named in [`env`]: cases, seed, per-check timeout,
+//! Every knob is an environment variable, named in [`env`](mod@env): cases, seed, per-check timeout,
 //! concurrency rounds, and the directory for graded reports.
 mod arithmetic;
 mod check;
