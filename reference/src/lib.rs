@@ -10,6 +10,7 @@
 pub mod alternatives;
 mod clock;
 mod clocked;
+mod contract;
 mod fixed_window;
 pub mod mistakes;
 mod sliding_log;

@@ -23,8 +23,8 @@
 //! `tests/no_alloc.rs` counts them.
 use std::collections::HashMap;
 
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{Mutex, MutexGuard},
     BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
 };
@@ -70,19 +70,6 @@ fn refilled(bucket: &BucketState, policy: &Policy, now: u64) -> u128 {
     (bucket.units + earned).min(ceiling(policy))
 }
 
-impl State {
-    fn check_time(&self, now: u64) -> Result<(), LimitError> {
-        if now < self.observed {
-            Err(LimitError::TimeWentBackwards {
-                now,
-                observed: self.observed,
-            })
-        } else {
-            Ok(())
-        }
-    }
-}
-
 impl TokenBucket {
     fn lock(&self) -> MutexGuard<'_, State> {
         // No code path panics while holding the lock; recover the state if a caller's panic
@@ -95,9 +82,7 @@ impl TokenBucket {
 
 impl Limiter for TokenBucket {
     fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        if max_keys == 0 {
-            return Err(LimitError::InvalidMaxKeys);
-        }
+        contract::check_max_keys(max_keys)?;
         Ok(TokenBucket {
             state: Mutex::new(State {
                 policy,
@@ -110,14 +95,9 @@ impl Limiter for TokenBucket {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = self.lock();
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
-        let capacity = s.policy.capacity();
-        if cost == 0 || cost > capacity {
-            return Err(LimitError::InvalidCost { cost, capacity });
-        }
-        s.check_time(now)?;
+        contract::check_key(key)?;
+        contract::check_cost(&s.policy, cost)?;
+        contract::check_time(now, s.observed)?;
         let policy = s.policy;
         let balance = match s.buckets.get(key) {
             Some(bucket) => refilled(bucket, &policy, now),
@@ -149,7 +129,8 @@ impl Limiter for TokenBucket {
         }
         s.observed = now;
         // after ≤ ceiling = capacity × 10⁹, so the quotient is at most capacity.
-        let whole_tokens = u64::try_from(after / u128::from(UNITS_PER_TOKEN)).unwrap_or(capacity);
+        let whole_tokens =
+            u64::try_from(after / u128::from(UNITS_PER_TOKEN)).unwrap_or(policy.capacity());
         Ok(Decision {
             allowed,
             whole_tokens,
@@ -159,7 +140,7 @@ impl Limiter for TokenBucket {
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
         let mut s = self.lock();
-        s.check_time(now)?;
+        contract::check_time(now, s.observed)?;
         let policy = s.policy;
         let full = ceiling(&policy);
         let before = s.buckets.len();
@@ -175,15 +156,8 @@ impl Limiter for TokenBucket {
         now: u64,
     ) -> Result<(), LimitError> {
         let mut s = self.lock();
-        s.check_time(now)?;
-        let current = s.policy.version();
-        if expected_version != current || next.version() <= current {
-            return Err(LimitError::StalePolicyVersion {
-                expected: expected_version,
-                current,
-                next: next.version(),
-            });
-        }
+        contract::check_time(now, s.observed)?;
+        contract::check_version(&s.policy, &next, expected_version)?;
         // Nothing below can fail, so updating in place publishes all of it at once under the
         // lock, with no temporary map: refill under the old policy, clamp to the new ceiling.
         let old = s.policy;

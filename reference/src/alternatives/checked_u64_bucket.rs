@@ -47,8 +47,8 @@
 //! of balance instead of 24. Snapshots convert to the `u128` units the API reports.
 use std::collections::HashMap;
 
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{Mutex, MutexGuard},
     BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
 };
@@ -215,17 +215,7 @@ fn retry_after(balance: Balance, cost: u64, rate: u64) -> u64 {
         .map_or(MAX_QUANTITY, |x| x.min(MAX_QUANTITY))
 }
 
-impl State {
-    fn check_time(&self, now: u64) -> Result<(), LimitError> {
-        if now < self.observed {
-            return Err(LimitError::TimeWentBackwards {
-                now,
-                observed: self.observed,
-            });
-        }
-        Ok(())
-    }
-}
+impl State {}
 
 impl CheckedU64Bucket {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -237,9 +227,7 @@ impl CheckedU64Bucket {
 
 impl Limiter for CheckedU64Bucket {
     fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        if max_keys == 0 {
-            return Err(LimitError::InvalidMaxKeys);
-        }
+        contract::check_max_keys(max_keys)?;
         Ok(CheckedU64Bucket {
             state: Mutex::new(State {
                 policy,
@@ -252,17 +240,10 @@ impl Limiter for CheckedU64Bucket {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = self.lock();
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         let policy = s.policy;
-        if cost == 0 || cost > policy.capacity() {
-            return Err(LimitError::InvalidCost {
-                cost,
-                capacity: policy.capacity(),
-            });
-        }
-        s.check_time(now)?;
+        contract::check_cost(&policy, cost)?;
+        contract::check_time(now, s.observed)?;
         let balance = match s.buckets.get(key) {
             Some(bucket) => refilled(bucket, &policy, now),
             None if s.buckets.len() >= s.max_keys => {
@@ -307,7 +288,7 @@ impl Limiter for CheckedU64Bucket {
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
         let mut s = self.lock();
-        s.check_time(now)?;
+        contract::check_time(now, s.observed)?;
         let policy = s.policy;
         let full = Balance::full(policy.capacity());
         let before = s.buckets.len();
@@ -324,15 +305,8 @@ impl Limiter for CheckedU64Bucket {
         now: u64,
     ) -> Result<(), LimitError> {
         let mut s = self.lock();
-        s.check_time(now)?;
-        let current = s.policy.version();
-        if expected_version != current || next.version() <= current {
-            return Err(LimitError::StalePolicyVersion {
-                expected: expected_version,
-                current,
-                next: next.version(),
-            });
-        }
+        contract::check_time(now, s.observed)?;
+        contract::check_version(&s.policy, &next, expected_version)?;
         let old = s.policy;
         for bucket in s.buckets.values_mut() {
             *bucket = Bucket {

@@ -39,8 +39,8 @@
 //! cutovers is deferred rather than removed.
 use std::collections::{BTreeMap, HashMap, VecDeque};
 
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{Mutex, MutexGuard},
     BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
 };
@@ -161,16 +161,6 @@ impl State {
             self.history.pop_front();
         }
     }
-
-    fn check_time(&self, now: u64) -> Result<(), LimitError> {
-        if now < self.observed {
-            return Err(LimitError::TimeWentBackwards {
-                now,
-                observed: self.observed,
-            });
-        }
-        Ok(())
-    }
 }
 
 impl LazyMigration {
@@ -183,9 +173,7 @@ impl LazyMigration {
 
 impl Limiter for LazyMigration {
     fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        if max_keys == 0 {
-            return Err(LimitError::InvalidMaxKeys);
-        }
+        contract::check_max_keys(max_keys)?;
         Ok(LazyMigration {
             state: Mutex::new(State {
                 policy,
@@ -200,17 +188,10 @@ impl Limiter for LazyMigration {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = self.lock();
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         let policy = s.policy;
-        if cost == 0 || cost > policy.capacity() {
-            return Err(LimitError::InvalidCost {
-                cost,
-                capacity: policy.capacity(),
-            });
-        }
-        s.check_time(now)?;
+        contract::check_cost(&policy, cost)?;
+        contract::check_time(now, s.observed)?;
         let (balance, old_version) = match s.buckets.get(key) {
             Some(stored) => {
                 let b = s.settled(*stored);
@@ -264,7 +245,7 @@ impl Limiter for LazyMigration {
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
         let mut s = self.lock();
-        s.check_time(now)?;
+        contract::check_time(now, s.observed)?;
         let policy = s.policy;
         let full = full_units(&policy);
         let mut buckets = std::mem::take(&mut s.buckets);
@@ -292,15 +273,8 @@ impl Limiter for LazyMigration {
         now: u64,
     ) -> Result<(), LimitError> {
         let mut s = self.lock();
-        s.check_time(now)?;
-        let current = s.policy.version();
-        if expected_version != current || next.version() <= current {
-            return Err(LimitError::StalePolicyVersion {
-                expected: expected_version,
-                current,
-                next: next.version(),
-            });
-        }
+        contract::check_time(now, s.observed)?;
+        contract::check_version(&s.policy, &next, expected_version)?;
         let old = s.policy;
         s.history.push_back(Cutover {
             policy: old,

@@ -37,8 +37,8 @@
 //! `BTreeMap` lookup is `O(log K)` string comparisons rather than one hash.
 use std::collections::BTreeMap;
 
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{RwLock, RwLockReadGuard, RwLockWriteGuard},
     BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
 };
@@ -90,17 +90,7 @@ fn balance_at(bucket: &BucketState, policy: &Policy, now: u64) -> u128 {
     }
 }
 
-impl Inner {
-    fn check_time(&self, now: u64) -> Result<(), LimitError> {
-        if now < self.observed {
-            return Err(LimitError::TimeWentBackwards {
-                now,
-                observed: self.observed,
-            });
-        }
-        Ok(())
-    }
-}
+impl Inner {}
 
 impl RwLockBucket {
     // No path panics while holding the lock; if a caller's panic ever poisoned it, the state
@@ -116,9 +106,7 @@ impl RwLockBucket {
 
 impl Limiter for RwLockBucket {
     fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        if max_keys == 0 {
-            return Err(LimitError::InvalidMaxKeys);
-        }
+        contract::check_max_keys(max_keys)?;
         Ok(RwLockBucket {
             inner: RwLock::new(Inner {
                 policy,
@@ -130,18 +118,11 @@ impl Limiter for RwLockBucket {
     }
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         let mut inner = self.write();
         let policy = inner.policy;
-        if cost == 0 || cost > policy.capacity() {
-            return Err(LimitError::InvalidCost {
-                cost,
-                capacity: policy.capacity(),
-            });
-        }
-        inner.check_time(now)?;
+        contract::check_cost(&policy, cost)?;
+        contract::check_time(now, inner.observed)?;
         let balance = match inner.buckets.get(key) {
             Some(bucket) => balance_at(bucket, &policy, now),
             None if inner.buckets.len() >= inner.max_keys => {
@@ -182,7 +163,7 @@ impl Limiter for RwLockBucket {
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
         let mut inner = self.write();
-        inner.check_time(now)?;
+        contract::check_time(now, inner.observed)?;
         let policy = inner.policy;
         let full = full_units(&policy);
         let before = inner.buckets.len();
@@ -200,15 +181,8 @@ impl Limiter for RwLockBucket {
         now: u64,
     ) -> Result<(), LimitError> {
         let mut inner = self.write();
-        inner.check_time(now)?;
-        let current = inner.policy.version();
-        if expected_version != current || next.version() <= current {
-            return Err(LimitError::StalePolicyVersion {
-                expected: expected_version,
-                current,
-                next: next.version(),
-            });
-        }
+        contract::check_time(now, inner.observed)?;
+        contract::check_version(&inner.policy, &next, expected_version)?;
         let old = inner.policy;
         let clamp = full_units(&next);
         for bucket in inner.buckets.values_mut() {

@@ -56,8 +56,8 @@
 use std::collections::{hash_map::DefaultHasher, HashMap};
 use std::hash::Hasher;
 
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{
         atomic::{AtomicU64, Ordering},
         Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
@@ -145,23 +145,6 @@ fn shard_of(key: &str) -> usize {
     usize::try_from(hasher.finish() % SHARDS as u64).unwrap_or(0)
 }
 
-fn check_cost(policy: &Policy, cost: u64) -> Result<(), LimitError> {
-    if cost == 0 || cost > policy.capacity() {
-        return Err(LimitError::InvalidCost {
-            cost,
-            capacity: policy.capacity(),
-        });
-    }
-    Ok(())
-}
-
-fn check_time(now: u64, observed: u64) -> Result<(), LimitError> {
-    if now < observed {
-        return Err(LimitError::TimeWentBackwards { now, observed });
-    }
-    Ok(())
-}
-
 impl ShardedLocks {
     // No path panics while holding a lock; errors are returned before writes, so a lock
     // poisoned by a caller's panic still guards consistent state: recover it.
@@ -184,7 +167,7 @@ impl ShardedLocks {
     fn advance_time(&self, now: u64) -> Result<(), LimitError> {
         let mut seen = self.observed.load(Ordering::SeqCst);
         loop {
-            check_time(now, seen)?;
+            contract::check_time(now, seen)?;
             match self
                 .observed
                 .compare_exchange(seen, now, Ordering::SeqCst, Ordering::SeqCst)
@@ -203,9 +186,7 @@ impl ShardedLocks {
 
 impl Limiter for ShardedLocks {
     fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        if max_keys == 0 {
-            return Err(LimitError::InvalidMaxKeys);
-        }
+        contract::check_max_keys(max_keys)?;
         Ok(ShardedLocks {
             global: RwLock::new(Global {
                 policy,
@@ -218,14 +199,12 @@ impl Limiter for ShardedLocks {
     }
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         let index = shard_of(key);
         {
             // Fast path: an existing key, the global lock shared.
             let global = self.read();
-            check_cost(&global.policy, cost)?;
+            contract::check_cost(&global.policy, cost)?;
             let mut shard = self.shard(index);
             if let Some(bucket) = shard.get_mut(key) {
                 self.advance_time(now)?;
@@ -236,8 +215,8 @@ impl Limiter for ShardedLocks {
         // between the two critical sections.
         let mut global = self.write();
         let policy = global.policy;
-        check_cost(&policy, cost)?;
-        check_time(now, self.observed.load(Ordering::SeqCst))?;
+        contract::check_cost(&policy, cost)?;
+        contract::check_time(now, self.observed.load(Ordering::SeqCst))?;
         let mut shard = self.shard(index);
         let decision = if let Some(bucket) = shard.get_mut(key) {
             spend(bucket, &policy, cost, now)
@@ -262,7 +241,7 @@ impl Limiter for ShardedLocks {
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
         let mut global = self.write();
-        check_time(now, self.observed.load(Ordering::SeqCst))?;
+        contract::check_time(now, self.observed.load(Ordering::SeqCst))?;
         let policy = global.policy;
         let full = full_units(&policy);
         let mut removed = 0;
@@ -283,15 +262,8 @@ impl Limiter for ShardedLocks {
         now: u64,
     ) -> Result<(), LimitError> {
         let mut global = self.write();
-        check_time(now, self.observed.load(Ordering::SeqCst))?;
-        let current = global.policy.version();
-        if expected_version != current || next.version() <= current {
-            return Err(LimitError::StalePolicyVersion {
-                expected: expected_version,
-                current,
-                next: next.version(),
-            });
-        }
+        contract::check_time(now, self.observed.load(Ordering::SeqCst))?;
+        contract::check_version(&global.policy, &next, expected_version)?;
         let old = global.policy;
         let clamp = full_units(&next);
         for mut shard in self.all_shards() {

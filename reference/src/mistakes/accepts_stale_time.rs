@@ -12,8 +12,9 @@
 //!   reference reports `TimeWentBackwards`; here it is a rejection that stores time 0), then
 //!   `allow(k, 2, 1 s)`: the reference rejects (no time passed), this design allows it on two
 //!   tokens re-earned for the second it already counted.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
+    sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
 };
 
 use super::base::{ceiling, lock, refilled, State};
@@ -35,9 +36,7 @@ impl Limiter for AcceptsStaleTime {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         let balance = s.balance(key, now)?;
         Ok(s.decide(key, cost, now, balance))

@@ -7,8 +7,8 @@
 //! so that the flaw is the one visible difference from the reference.
 use std::collections::HashMap;
 
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{Mutex, MutexGuard},
     BucketState, Decision, LimitError, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
 };
@@ -77,9 +77,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl State {
     /// The state of a new limiter.
     pub(super) fn new(policy: Policy, max_keys: usize) -> Result<State, LimitError> {
-        if max_keys == 0 {
-            return Err(LimitError::InvalidMaxKeys);
-        }
+        contract::check_max_keys(max_keys)?;
         Ok(State {
             policy,
             max_keys,
@@ -89,36 +87,15 @@ impl State {
     }
 
     pub(super) fn check_cost(&self, cost: u64) -> Result<(), LimitError> {
-        let capacity = self.policy.capacity();
-        if cost == 0 || cost > capacity {
-            Err(LimitError::InvalidCost { cost, capacity })
-        } else {
-            Ok(())
-        }
+        contract::check_cost(&self.policy, cost)
     }
 
     pub(super) fn check_time(&self, now: u64) -> Result<(), LimitError> {
-        if now < self.observed {
-            Err(LimitError::TimeWentBackwards {
-                now,
-                observed: self.observed,
-            })
-        } else {
-            Ok(())
-        }
+        contract::check_time(now, self.observed)
     }
 
     pub(super) fn check_version(&self, next: &Policy, expected: u64) -> Result<(), LimitError> {
-        let current = self.policy.version();
-        if expected != current || next.version() <= current {
-            Err(LimitError::StalePolicyVersion {
-                expected,
-                current,
-                next: next.version(),
-            })
-        } else {
-            Ok(())
-        }
+        contract::check_version(&self.policy, next, expected)
     }
 
     /// The balance `key` has at `now`: refilled if tracked, full if new, or the capacity error.
@@ -157,9 +134,7 @@ impl State {
 
     /// A correct `allow`, for designs whose flaw lies elsewhere.
     pub(super) fn allow(&mut self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         self.check_cost(cost)?;
         self.check_time(now)?;
         let balance = self.balance(key, now)?;

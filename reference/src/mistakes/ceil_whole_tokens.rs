@@ -9,8 +9,9 @@
 //!   accumulated".
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 10, 0)`, then `allow(k, 1, 250 ms)`
 //!   is rejected with half a token: the reference reports 0 whole tokens, this design 1.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN,
+    sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN,
 };
 
 use super::base::{lock, need, retry_after, State};
@@ -30,9 +31,7 @@ impl Limiter for CeilWholeTokens {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = s.balance(key, now)?;

@@ -12,8 +12,9 @@
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 1, 0)`, `allow(k, 0, 10)`
 //!   (`InvalidCost` in both), `allow(k, 1, 5)`: the reference allows it, this design reports
 //!   `TimeWentBackwards` because the failed call raised the observed time to 10.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
+    sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
 };
 
 use super::base::{lock, refilled, State};
@@ -33,9 +34,7 @@ impl Limiter for ErrorMutatesState {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         // FLAW: the bucket and the observed time are brought up to `now` before the cost and
         // time checks, so a failing call still mutates. The reference validates first.
         let policy = s.policy;

@@ -9,9 +9,9 @@
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 10, 999_999_999)` then
 //!   `allow(k, 10, 1_000_000_000)`. Both pass here; the reference rejects the second (it has
 //!   earned 2 ns × 2 units, far from ten tokens).
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
-    UNITS_PER_TOKEN,
+    sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN,
 };
 
 use super::base::{ceiling, lock, State};
@@ -42,9 +42,7 @@ impl Limiter for FixedWindowBucket {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = match s.buckets.get(key) {

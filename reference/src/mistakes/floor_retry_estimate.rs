@@ -11,8 +11,9 @@
 //! - **Smallest scenario:** capacity 1, rate 3: `allow(k, 1, 0)` twice. The second is
 //!   rejected with a retry of 333 333 334 ns in the reference, 333 333 333 ns here; at
 //!   333 333 333 ns the request is still rejected.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY,
+    sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY,
 };
 
 use super::base::{lock, need, whole_tokens, State};
@@ -32,9 +33,7 @@ impl Limiter for FloorRetryEstimate {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = s.balance(key, now)?;

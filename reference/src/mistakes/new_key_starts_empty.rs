@@ -8,9 +8,8 @@
 //!   tokens."
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 1, 0)` on a new key. The reference
 //!   allows it with 9 tokens left; here it is rejected with a retry of 500 ms.
-use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot,
-};
+use crate::contract;
+use ratelimit_lab_api::{sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot};
 
 use super::base::{lock, refilled, State};
 
@@ -29,9 +28,7 @@ impl Limiter for NewKeyStartsEmpty {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = match s.buckets.get(key) {

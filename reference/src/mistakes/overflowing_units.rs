@@ -12,9 +12,10 @@
 //!   then `allow(k, 2^63 − 1, 2^64 − 2)`: the reference has earned about 1.8 × 10¹⁰ tokens and
 //!   rejects; here the earning reaches the wrapped ceiling, equal to the wrapped cost, and the
 //!   request passes.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
-    MAX_QUANTITY, UNITS_PER_TOKEN,
+    sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY,
+    UNITS_PER_TOKEN,
 };
 
 use super::base::{lock, State};
@@ -54,9 +55,7 @@ impl Limiter for OverflowingUnits {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let policy = s.policy;

@@ -10,9 +10,8 @@
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 10, 0)`, `allow(k, 1, 250 ms)`
 //!   (rejected in both), `allow(k, 1, 500 ms)`: the reference passes, this design refuses
 //!   (it holds half a token).
-use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot,
-};
+use crate::contract;
+use ratelimit_lab_api::{sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot};
 
 use super::base::{lock, need, retry_after, whole_tokens, State};
 
@@ -31,9 +30,7 @@ impl Limiter for RejectionForgetsCredit {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = s.balance(key, now)?;

@@ -10,9 +10,8 @@
 //! - **Smallest scenario:** capacity 10, `max_keys` 1: `allow(a, 1, 0)`, then
 //!   `allow(b, 10, 0)` twice: the reference reports `KeyCapacityReached` both times; this
 //!   design allows both (20 tokens in one instant from a capacity of 10).
-use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot,
-};
+use crate::contract;
+use ratelimit_lab_api::{sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot};
 
 use super::base::{ceiling, judge, lock, State};
 
@@ -31,9 +30,7 @@ impl Limiter for SilentGrantAtCapacity {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         match s.balance(key, now) {

@@ -14,8 +14,8 @@
 //!
 //! The gap between the sections yields the thread: it stands for any work done between them,
 //! and makes the window wide enough for real threads to meet in it, not only loom or shuttle.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key,
     sync::{thread, Mutex},
     Decision, LimitError, Limiter, Policy, Snapshot,
 };
@@ -32,9 +32,7 @@ impl SplitReadWrite {
     /// First critical section: validate, refill and decide; nothing is written.
     fn read(&self, key: &str, cost: u64, now: u64) -> Result<(Decision, u128), LimitError> {
         let s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = s.balance(key, now)?;

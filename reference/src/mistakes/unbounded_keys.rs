@@ -9,9 +9,8 @@
 //! - **Smallest scenario:** `max_keys` 1: `allow(a, 1, 0)`, then `allow(b, 1, 0)`: the
 //!   reference reports `KeyCapacityReached { max_keys: 1 }`, this design allows it and tracks
 //!   two keys.
-use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot,
-};
+use crate::contract;
+use ratelimit_lab_api::{sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot};
 
 use super::base::{ceiling, lock, refilled, State};
 
@@ -30,9 +29,7 @@ impl Limiter for UnboundedKeys {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = match s.buckets.get(key) {

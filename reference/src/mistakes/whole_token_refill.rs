@@ -10,9 +10,9 @@
 //!   starve a caller."
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 10, 0)`, then `allow(k, 1, t)` at
 //!   t = 250, 500, 750, 1000 ms. The reference passes at 500 and 1000 ms; here all four fail.
+use crate::contract;
 use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot,
-    UNITS_PER_TOKEN,
+    sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN,
 };
 
 use super::base::{ceiling, lock, State};
@@ -41,9 +41,7 @@ impl Limiter for WholeTokenRefill {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         s.check_cost(cost)?;
         s.check_time(now)?;
         let balance = match s.buckets.get(key) {

@@ -9,9 +9,8 @@
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 1, 10)`, then `allow(k, 0, 5)`:
 //!   the reference reports `InvalidCost { cost: 0, capacity: 10 }`, this design
 //!   `TimeWentBackwards { now: 5, observed: 10 }`.
-use ratelimit_lab_api::{
-    is_blank_key, sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot,
-};
+use crate::contract;
+use ratelimit_lab_api::{sync::Mutex, Decision, LimitError, Limiter, Policy, Snapshot};
 
 use super::base::{lock, State};
 
@@ -30,9 +29,7 @@ impl Limiter for WrongErrorOrder {
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         let mut s = lock(&self.state);
-        if is_blank_key(key) {
-            return Err(LimitError::InvalidKey);
-        }
+        contract::check_key(key)?;
         // FLAW: the two checks are swapped; the reference checks the cost first.
         s.check_time(now)?;
         s.check_cost(cost)?;
