@@ -22,6 +22,9 @@ pub(super) struct State {
     pub(super) buckets: HashMap<String, BucketState>,
 }
 
+/// A refill rule: the balance of a bucket at a time, under a policy.
+pub(super) type Refill = fn(&BucketState, &Policy, u64) -> u128;
+
 /// `capacity × 10⁹`: below 2^93.
 pub(super) fn ceiling(policy: &Policy) -> u128 {
     u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN)
@@ -134,21 +137,44 @@ impl State {
 
     /// A correct `allow`, for designs whose flaw lies elsewhere.
     pub(super) fn allow(&mut self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+        self.allow_with(refilled, key, cost, now)
+    }
+
+    /// `allow` with `refill` in place of the exact refill: for designs whose flaw is the
+    /// refill itself. A new key still starts full.
+    pub(super) fn allow_with(
+        &mut self,
+        refill: Refill,
+        key: &str,
+        cost: u64,
+        now: u64,
+    ) -> Result<Decision, LimitError> {
         contract::check_key(key)?;
         self.check_cost(cost)?;
         self.check_time(now)?;
-        let balance = self.balance(key, now)?;
+        let balance = match self.buckets.get(key) {
+            Some(bucket) => refill(bucket, &self.policy, now),
+            None => self.balance(key, now)?,
+        };
         Ok(self.decide(key, cost, now, balance))
     }
 
     /// A correct `evict_full`: removes exactly the buckets that are full at `now`.
     pub(super) fn evict_full(&mut self, now: u64) -> Result<usize, LimitError> {
+        self.evict_full_with(refilled, now)
+    }
+
+    /// `evict_full` judging fullness with `refill`.
+    pub(super) fn evict_full_with(
+        &mut self,
+        refill: Refill,
+        now: u64,
+    ) -> Result<usize, LimitError> {
         self.check_time(now)?;
         let policy = self.policy;
         let full = ceiling(&policy);
         let before = self.buckets.len();
-        self.buckets
-            .retain(|_, b| refilled(b, &policy, now) != full);
+        self.buckets.retain(|_, b| refill(b, &policy, now) != full);
         self.observed = now;
         Ok(before - self.buckets.len())
     }
@@ -160,13 +186,24 @@ impl State {
         expected_version: u64,
         now: u64,
     ) -> Result<(), LimitError> {
+        self.replace_policy_with(refilled, next, expected_version, now)
+    }
+
+    /// `replace_policy` settling each bucket with `refill` before the clamp.
+    pub(super) fn replace_policy_with(
+        &mut self,
+        refill: Refill,
+        next: Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), LimitError> {
         self.check_time(now)?;
         self.check_version(&next, expected_version)?;
         let old = self.policy;
         let new_ceiling = ceiling(&next);
         for bucket in self.buckets.values_mut() {
             *bucket = BucketState {
-                units: refilled(bucket, &old, now).min(new_ceiling),
+                units: refill(bucket, &old, now).min(new_ceiling),
                 last_nanos: now,
             };
         }

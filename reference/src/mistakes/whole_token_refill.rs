@@ -10,7 +10,6 @@
 //!   starve a caller."
 //! - **Smallest scenario:** capacity 10, rate 2: `allow(k, 10, 0)`, then `allow(k, 1, t)` at
 //!   t = 250, 500, 750, 1000 ms. The reference passes at 500 and 1000 ms; here all four fail.
-use crate::contract;
 use ratelimit_lab_api::{
     sync::Mutex, BucketState, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN,
 };
@@ -40,26 +39,11 @@ impl Limiter for WholeTokenRefill {
     }
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
-        let mut s = lock(&self.state);
-        contract::check_key(key)?;
-        s.check_cost(cost)?;
-        s.check_time(now)?;
-        let balance = match s.buckets.get(key) {
-            Some(bucket) => refilled(bucket, &s.policy, now),
-            None => s.balance(key, now)?,
-        };
-        Ok(s.decide(key, cost, now, balance))
+        lock(&self.state).allow_with(refilled, key, cost, now)
     }
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
-        let mut s = lock(&self.state);
-        s.check_time(now)?;
-        let policy = s.policy;
-        let full = ceiling(&policy);
-        let before = s.buckets.len();
-        s.buckets.retain(|_, b| refilled(b, &policy, now) != full);
-        s.observed = now;
-        Ok(before - s.buckets.len())
+        lock(&self.state).evict_full_with(refilled, now)
     }
 
     fn replace_policy(
@@ -68,20 +52,7 @@ impl Limiter for WholeTokenRefill {
         expected_version: u64,
         now: u64,
     ) -> Result<(), LimitError> {
-        let mut s = lock(&self.state);
-        s.check_time(now)?;
-        s.check_version(&next, expected_version)?;
-        let old = s.policy;
-        let new_ceiling = ceiling(&next);
-        for bucket in s.buckets.values_mut() {
-            *bucket = BucketState {
-                units: refilled(bucket, &old, now).min(new_ceiling),
-                last_nanos: now,
-            };
-        }
-        s.policy = next;
-        s.observed = now;
-        Ok(())
+        lock(&self.state).replace_policy_with(refilled, next, expected_version, now)
     }
 
     fn key_count(&self) -> usize {
