@@ -2,14 +2,16 @@
 //! that grades any design against the Rate Limiter lesson's contract.
 //!
 //! A learner depends on this crate alone: it re-exports the contract ([`Policy`],
-//! [`Decision`], [`LimitError`], [`Limiter`], [`sync`]), the [`reference`](mod@reference) designs and the
-//! [`model`].
+//! [`Decision`], [`LimitError`], [`Limiter`], [`sync`], the input [`rules`]), the
+//! [`reference`](mod@reference) designs, the [`model`] and the [`catalog`] of correct and
+//! wrong designs.
 #![deny(missing_docs, missing_debug_implementations)]
 
 pub use ratelimit_lab_api::*;
 pub use ratelimit_lab_model as model;
 pub use ratelimit_lab_reference as reference;
 pub mod catalog;
+pub mod explore;
 pub mod lesson;
 // Checks return `Result<(), Failure>`: a failure carries its whole trace, and it is the cold
 // path, so its size is not worth a box on every `?`.

@@ -5,9 +5,16 @@
 //!   specification, each alternative) passes every check; a wrong design fails, its first
 //!   failure guards the requirement it breaks, and the report's diagnosis is the seed mistake
 //!   it makes. A failing trial prints the design's first failure explanation.
-//! - `every_check_fails_on_some_wrong_design`: the design × check matrix. Every check fails on
-//!   at least one wrong design (a check nothing catches guards nothing) and on no correct one.
-//!   The matrix is printed either way.
+//! - `every_check_fails_on_some_wrong_design`: the design × check matrix. Every sequential
+//!   check fails on at least one wrong design breaking its requirement (a check nothing
+//!   catches guards nothing), and no check fails a correct design. The matrix is printed
+//!   either way.
+//!
+//! Races are luck on real threads: a design whose mistake shows only in interleavings
+//! ([`Mistake::is_race`](ratelimit_lab::Mistake::is_race)) is required here to pass every
+//! sequential check, and whether real threads caught it this run is printed, not asserted;
+//! likewise the concurrency checks' catches. `tests/shuttle.rs` and `tests/loom.rs` catch
+//! those designs deterministically, under a controlled scheduler.
 //!
 //! Each design is graded once, on first use, and the report is shared by every trial that
 //! needs it, so the trials together grade the catalog exactly once. Trials run one at a
@@ -22,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use ratelimit_lab::catalog::{Design, Role, DESIGNS};
-use ratelimit_lab::suite::{Report, CHECKS};
+use ratelimit_lab::suite::{Kind, Report, CHECKS};
 
 /// A design's report and the wall time its grade took.
 struct Graded {
@@ -85,6 +92,35 @@ fn design_trial(i: usize) -> Result<(), Failed> {
                 "{} is correct but failed {} ({counts}); first failure:\n{}",
                 design.name,
                 failed.join(", "),
+                first_failure_text(design, report)
+            )
+            .into())
+        }
+        // A race shows on real threads by chance, so this trial asserts only what always
+        // holds: the design passes every sequential check, and whatever failed is a
+        // concurrency check. tests/shuttle.rs and tests/loom.rs catch it on every run.
+        Role::Wrong { mistake, .. } if mistake.is_race() => {
+            let sequential: Vec<&str> = report
+                .results
+                .iter()
+                .filter(|(_, r)| !r.passed() && r.check.kind != Kind::Concurrency)
+                .map(|(name, _)| name.as_str())
+                .collect();
+            if sequential.is_empty() {
+                println!(
+                    "{}: {}",
+                    design.name,
+                    match report.first_failure() {
+                        Some(r) => format!("caught on real threads this run by {}", r.check.name),
+                        None => "not caught on real threads this run".to_owned(),
+                    }
+                );
+                return Ok(());
+            }
+            Err(format!(
+                "{} is sequentially correct but failed {} ({counts}); first failure:\n{}",
+                design.name,
+                sequential.join(", "),
                 first_failure_text(design, report)
             )
             .into())
@@ -197,10 +233,15 @@ fn coverage_trial() -> Result<(), Failed> {
             },
             names.join(", ")
         );
-        if wrong.is_empty() {
-            uncaught.push(check.name);
-        } else if same_requirement == 0 {
-            other_requirement.push(check.name);
+        // A concurrency check's catches on real threads come by chance (a race shows in some
+        // runs only), so nothing is required of them here: the matrix shows this run's.
+        // What always holds is required of every check: no correct design fails it.
+        if check.kind != Kind::Concurrency {
+            if wrong.is_empty() {
+                uncaught.push(check.name);
+            } else if same_requirement == 0 {
+                other_requirement.push(check.name);
+            }
         }
         if own_mistake == Some(false) {
             no_own_mistake.push(check.name);

@@ -1,23 +1,29 @@
 //! `ratelimit-lab replay`: traces in, outcomes out, checked against the specification.
-use std::io::Write;
+use std::fs::File;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// Runs `ratelimit-lab replay ARGS` with `input` as its standard input. The input is a file,
+/// not a pipe: the binary may exit before it reads anything (a bad `--design` is refused
+/// first), and writing into a pipe nobody reads would then fail by chance.
 fn replay(args: &[&str], input: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let path: PathBuf = std::env::temp_dir().join(format!(
+        "ratelimit-lab-replay-{}-{}.json",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::write(&path, input).expect("the input file is written");
+    let stdin = File::open(&path).expect("the input file opens");
+    let out = Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
         .arg("replay")
         .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin is piped")
-        .write_all(input.as_bytes())
-        .expect("input written");
-    child.wait_with_output().expect("the binary finishes")
+        .stdin(Stdio::from(stdin))
+        .output()
+        .expect("the binary runs");
+    let _ = std::fs::remove_file(&path);
+    out
 }
 
 const CUTOVER: &str = r#"{"policy":{"version":1,"capacity":10,"tokens_per_second":2},"max_keys":100,"ops":[

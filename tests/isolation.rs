@@ -1,7 +1,8 @@
 //! A design that panics or hangs fails the check it is in, with its message or a timeout,
 //! and nothing else: the runner isolates every check.
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use ratelimit_lab::catalog::suspects;
 use ratelimit_lab::reference::TokenBucket;
 use ratelimit_lab::suite::{run_check, run_check_within, Status};
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
@@ -55,7 +56,7 @@ impl Limiter for EvictionHangs {
 
 #[test]
 fn a_panic_fails_only_its_check_with_the_message_and_the_trace() {
-    let r = run_check::<PanicsOnKeyB>("r1_new_key_starts_full");
+    let r = run_check::<PanicsOnKeyB>("r1_new_key_starts_full", suspects());
     let Status::Failed(f) = &r.status else {
         panic!("expected a failure, got {:?}", r.status)
     };
@@ -70,25 +71,28 @@ fn a_panic_fails_only_its_check_with_the_message_and_the_trace() {
     let text = r.explain("cargo test -- --exact r1_new_key_starts_full");
     assert!(text.contains("to rerun it: cargo test -- --exact r1_new_key_starts_full"));
     // A check that never touches key "b" is unaffected.
-    assert!(run_check::<PanicsOnKeyB>("seed_trace_table").passed());
+    assert!(run_check::<PanicsOnKeyB>("seed_trace_table", suspects()).passed());
 }
 
 #[test]
 fn a_hang_times_out_that_check_alone() {
-    let started = Instant::now();
+    // The hang never ends, so the limit always strikes; the check that never evicts gets a
+    // limit no loaded machine comes near.
     let r = run_check_within::<EvictionHangs>(
         "r3_evict_full_drops_only_full_buckets",
         Duration::from_secs(1),
+        suspects(),
     );
     assert_eq!(r.status, Status::TimedOut { limit_secs: 1 });
-    assert!(started.elapsed() < Duration::from_secs(5));
     assert!(r.explain("x").contains("did not finish within 1 s"));
-    assert!(run_check_within::<EvictionHangs>("seed_trace_table", Duration::from_secs(5)).passed());
+    let r =
+        run_check_within::<EvictionHangs>("seed_trace_table", Duration::from_secs(600), suspects());
+    assert!(r.passed(), "{:?}", r.status);
 }
 
 #[test]
 fn an_unknown_check_is_reported_not_panicked() {
-    let r = run_check::<TokenBucket>("r9_no_such_check");
+    let r = run_check::<TokenBucket>("r9_no_such_check", suspects());
     let Status::Failed(f) = &r.status else {
         panic!("expected a failure")
     };

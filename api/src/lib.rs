@@ -2,7 +2,10 @@
 //!
 //! This crate holds the vocabulary of the Rate Limiter lesson: a validated [`Policy`], the
 //! [`Decision`] an admission returns, the [`LimitError`]s a design reports, the [`Limiter`]
-//! trait a design implements and, for white-box checks, the [`Snapshot`] of its state.
+//! trait a design implements and, for white-box checks, the [`Snapshot`] of its state; the
+//! input [`rules`] every design applies before it changes state; and the lesson's
+//! [`Requirement`]s, [`Invariant`]s and named [`Mistake`]s, which every check and every
+//! catalogued design is labelled with.
 //! Learners depend on `ratelimit-lab`, which re-exports all of it.
 //!
 //! # Units
@@ -20,7 +23,10 @@ mod decision;
 mod error;
 mod key;
 mod limiter;
+mod mistake;
 mod policy;
+mod requirement;
+pub mod rules;
 mod snapshot;
 pub mod sync;
 
@@ -28,7 +34,9 @@ pub use decision::Decision;
 pub use error::LimitError;
 pub use key::is_blank_key;
 pub use limiter::Limiter;
+pub use mistake::Mistake;
 pub use policy::Policy;
+pub use requirement::{Invariant, Requirement};
 pub use snapshot::{BucketState, Snapshot};
 
 /// Fixed-point units in one token: balances are kept in billionths of a token so that an

@@ -5,14 +5,14 @@
 //!   what a token bucket is not.
 //! - [`Clock`], [`MonotonicClock`], [`ManualClock`] and [`Clocked`]: real time for a limiter,
 //!   sampled inside the admission boundary so that samples can never arrive out of order.
+//!
+//! Correct designs built differently, and deliberately wrong ones, live in the catalog crate
+//! (`ratelimit-lab-catalog`), which depends on the contract alone.
 #![deny(missing_docs, missing_debug_implementations)]
 
-pub mod alternatives;
 mod clock;
 mod clocked;
-mod contract;
 mod fixed_window;
-pub mod mistakes;
 mod sliding_log;
 mod token_bucket;
 

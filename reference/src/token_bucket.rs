@@ -23,7 +23,7 @@
 //! `tests/no_alloc.rs` counts them.
 use std::collections::HashMap;
 
-use crate::contract;
+use ratelimit_lab_api::rules as contract;
 use ratelimit_lab_api::{
     sync::{Mutex, MutexGuard},
     BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,

@@ -2,19 +2,20 @@
 //! reference and the specification pass, the correct alternatives pass, and each wrong design
 //! fails first on the requirement it breaks, matched to the seed mistake it makes.
 //!
-//! The catalog is also how a failure is explained: a learner's failing trace is replayed on
-//! every wrong design, and one that returns exactly the same outcomes names the mistake
-//! (see [`resembling`]).
-mod resemblance;
-
-pub use resemblance::resembling;
-
+//! The designs themselves live in two crates below the harness: the reference in
+//! `ratelimit-lab-reference`, the alternatives and the wrong designs in
+//! `ratelimit-lab-catalog` (re-exported here as [`alternatives`] and [`mistakes`]). This
+//! module joins them to the suite: [`DESIGNS`] grades each one, and [`suspects`] are the
+//! wrong designs a learner's failing trace is replayed on to name the mistake.
 use std::fmt;
+use std::sync::OnceLock;
+
+pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 
 use crate::model::ModelLimiter;
-use crate::reference::{alternatives, mistakes, TokenBucket};
-use crate::suite::{grade, Mistake, Report, Requirement};
-use crate::{LimitError, Limiter, Policy};
+use crate::reference::TokenBucket;
+use crate::suite::{grade, Report, Suspect};
+use crate::{LimitError, Limiter, Mistake, Policy, Requirement};
 
 /// What a design is in the catalog.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,7 +42,7 @@ pub struct Design {
     /// What the suite must conclude.
     pub role: Role,
     build: fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>,
-    grade: fn() -> Report,
+    grade: fn(&[Suspect]) -> Report,
 }
 
 impl fmt::Debug for Design {
@@ -63,9 +64,9 @@ impl Design {
         (self.build)(policy, max_keys)
     }
 
-    /// Runs the whole suite on it.
+    /// Runs the whole suite on it, diagnosing failures against [`suspects`].
     pub fn grade(&self) -> Report {
-        (self.grade)()
+        (self.grade)(suspects())
     }
 
     /// `true` for the reference, the specification and the correct alternatives.
@@ -74,63 +75,59 @@ impl Design {
     }
 }
 
-fn boxed<L: Limiter>(policy: Policy, max_keys: usize) -> Result<Box<dyn Limiter>, LimitError> {
-    L::new(policy, max_keys).map(|l| Box::new(l) as Box<dyn Limiter>)
-}
+use ratelimit_lab_catalog::boxed;
 
-macro_rules! designs {
-    ($( $path:path => $name:ident: $role:expr; )*) => {
-        /// Every catalogued design: reference, specification, correct alternatives, then the
-        /// wrong designs.
+macro_rules! harness_table {
+    ($( $path:path => $name:ident: $verdict:ident $(($req:ident, $mistake:ident))?; )*) => {
+        /// Every catalogued design: the reference, the specification, the correct
+        /// alternatives, then the wrong designs.
         pub static DESIGNS: &[Design] = &[
+            Design {
+                name: "TokenBucket",
+                role: Role::Reference,
+                build: boxed::<TokenBucket>,
+                grade: grade::<TokenBucket>,
+            },
+            Design {
+                name: "ModelLimiter",
+                role: Role::Specification,
+                build: boxed::<ModelLimiter>,
+                grade: grade::<ModelLimiter>,
+            },
             $( Design {
                 name: stringify!($name),
-                role: $role,
+                role: harness_table!(@role $verdict $(($req, $mistake))?),
                 build: boxed::<$path>,
                 grade: grade::<$path>,
             }, )*
         ];
     };
+    (@role Correct) => { Role::Correct };
+    (@role Wrong ($req:ident, $mistake:ident)) => {
+        Role::Wrong { breaks: Requirement::$req, mistake: Mistake::$mistake }
+    };
 }
 
-const fn wrong(breaks: Requirement, mistake: Mistake) -> Role {
-    Role::Wrong { breaks, mistake }
-}
+ratelimit_lab_catalog::for_each_design!(harness_table);
 
-use Mistake::*;
-use Requirement::*;
-
-designs! {
-    TokenBucket => TokenBucket: Role::Reference;
-    ModelLimiter => ModelLimiter: Role::Specification;
-    alternatives::RwLockBucket => RwLockBucket: Role::Correct;
-    alternatives::LazyMigration => LazyMigration: Role::Correct;
-    alternatives::ShardedLocks => ShardedLocks: Role::Correct;
-    alternatives::CheckedU64Bucket => CheckedU64Bucket: Role::Correct;
-    mistakes::FixedWindowBucket => FixedWindowBucket: wrong(R1, WindowReset);
-    mistakes::WholeTokenRefill => WholeTokenRefill: wrong(R1, DroppedFraction);
-    mistakes::RejectionForgetsCredit => RejectionForgetsCredit: wrong(R1, DroppedFraction);
-    mistakes::NewKeyStartsEmpty => NewKeyStartsEmpty: wrong(R1, NewKeyNotFull);
-    mistakes::FloorRetryEstimate => FloorRetryEstimate: wrong(R1, RetryEstimate);
-    mistakes::CeilWholeTokens => CeilWholeTokens: wrong(R1, DroppedFraction);
-    mistakes::OverflowingUnits => OverflowingUnits: wrong(R1, UncheckedFixedPoint);
-    mistakes::AcceptsStaleTime => AcceptsStaleTime: wrong(R1, StaleTime);
-    mistakes::ErrorMutatesState => ErrorMutatesState: wrong(R1, MutationBeforeValidation);
-    mistakes::WrongErrorOrder => WrongErrorOrder: wrong(R1, MutationBeforeValidation);
-    mistakes::RustWhitespaceKeys => RustWhitespaceKeys: wrong(R1, InputValidation);
-    mistakes::SplitReadWrite => SplitReadWrite: wrong(R2, DoubleSpend);
-    mistakes::LruEviction => LruEviction: wrong(R3, IdleEviction);
-    mistakes::UnboundedKeys => UnboundedKeys: wrong(R3, UntrackedKeys);
-    mistakes::SilentGrantAtCapacity => SilentGrantAtCapacity: wrong(R3, UntrackedKeys);
-    mistakes::ZeroMeansUnbounded => ZeroMeansUnbounded: wrong(R3, UntrackedKeys);
-    mistakes::RacyEvictFull => RacyEvictFull: wrong(R3, SplitEviction);
-    mistakes::RetroactiveRate => RetroactiveRate: wrong(R4, RetroactiveRate);
-    mistakes::TopUpOnCutover => TopUpOnCutover: wrong(R4, CapacityTopUp);
-    mistakes::NoClampOnDecrease => NoClampOnDecrease: wrong(R4, CapacityTopUp);
-    mistakes::UnguardedVersion => UnguardedVersion: wrong(R4, UnguardedVersion);
-    mistakes::ResetOnCutover => ResetOnCutover: wrong(R4, CapacityTopUp);
-    mistakes::RefillUnderNewCeiling => RefillUnderNewCeiling: wrong(R4, CapacityTopUp);
-    mistakes::RacyCutover => RacyCutover: wrong(R4, SplitCutover);
+/// The wrong designs, as the suite's diagnosis compares failing traces against them, in
+/// catalog order.
+pub fn suspects() -> &'static [Suspect] {
+    static SUSPECTS: OnceLock<Vec<Suspect>> = OnceLock::new();
+    SUSPECTS.get_or_init(|| {
+        ratelimit_lab_catalog::DESIGNS
+            .iter()
+            .filter_map(|d| match d.verdict {
+                Verdict::Correct => None,
+                Verdict::Wrong { breaks, mistake } => Some(Suspect {
+                    name: d.name,
+                    breaks,
+                    mistake,
+                    build: d.build,
+                }),
+            })
+            .collect()
+    })
 }
 
 /// The catalogued design called `name` (case-insensitive).

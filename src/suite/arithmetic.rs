@@ -239,15 +239,26 @@ fn whole_tokens<L: Limiter>(raw: Raw) -> TestResult {
     })())
 }
 
+/// Runs `property` on [`env::cases`](super::env::cases) generated inputs (drawing up to 20
+/// times as many, since a property discards inputs its premise does not cover) and fails
+/// unless at least half of the requested cases actually ran: a design that makes the premise
+/// unreachable (every rejection answering `MAX_QUANTITY`, say) must not pass on zero cases.
 fn check<A: quickcheck::Testable>(property: A) -> Result<(), Failure> {
     LAST_FAILURE.with(|slot| slot.borrow_mut().take());
     let tests = u64::from(env::cases());
+    let required = tests.div_ceil(2);
     let mut qc = QuickCheck::new()
         .tests(tests)
         .max_tests(tests * 20)
         .rng(Gen::from_size_and_seed(100, env::seed()));
     match qc.quicktest(property) {
-        Ok(_) => Ok(()),
+        Ok(ran) if ran >= required => Ok(()),
+        Ok(ran) => Err(Failure::new(format!(
+            "only {ran} of the {tests} generated cases reached what the property checks (at least {required} must): \
+             on the other {} inputs tried, the design's answers left nothing to check \
+             (for example every rejection saturating its retry estimate, or every probe admitted)",
+            tests * 20 - ran
+        ))),
         Err(result) => Err(LAST_FAILURE
             .with(|slot| slot.borrow_mut().take())
             .unwrap_or_else(|| Failure::new(format!("the property failed: {result:?}")))),

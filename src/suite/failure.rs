@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::model::{Op, Outcome};
 use crate::{Policy, Snapshot};
 
+use super::diagnosis::Lookalike;
 use super::Mistake;
 
 /// One row of a failing trace: what was called, what the specification returns, what the
@@ -52,9 +53,9 @@ pub struct Failure {
     pub mistake: Option<Mistake>,
     /// The trace in replayable form, for sequential failures.
     pub replay: Option<Replay>,
-    /// The catalogued wrong designs that return exactly what this design returned on the
+    /// The known wrong designs that return exactly what this design returned on the
     /// replay, most relevant first.
-    pub resembles: Vec<String>,
+    pub resembles: Vec<Lookalike>,
     /// `true` when the design panicked (an unfinished method, a failed assertion): such a
     /// failure resembles no particular mistake.
     pub panicked: bool,

@@ -37,32 +37,34 @@
 mod arithmetic;
 mod check;
 mod concurrency;
+mod diagnosis;
 pub mod env;
 mod failure;
+pub mod generate;
 pub mod linearizability;
-mod mistake;
-pub(crate) mod probe;
+mod probe;
 mod properties;
 mod report;
-mod requirement;
 mod runner;
 mod scenarios;
 
+pub use crate::{Invariant, Mistake, Requirement};
 pub use check::{find, CheckInfo, Kind, CHECKS};
+pub use diagnosis::{resembling, Lookalike, Suspect};
 pub use failure::{Failure, Replay, TraceRow};
-pub use mistake::Mistake;
+pub use probe::Probe;
 pub use report::{collect, rerun, Report};
-pub use requirement::{Invariant, Requirement};
 pub use runner::{run_check, run_check_within, CheckResult, Status};
 
 use crate::Limiter;
 
-/// Runs every check on `L` in suite order and returns the report.
-pub fn grade<L: Limiter>() -> Report {
+/// Runs every check on `L` in suite order and returns the report; sequential failures are
+/// diagnosed against `suspects`.
+pub fn grade<L: Limiter>(suspects: &[Suspect]) -> Report {
     Report {
         results: CHECKS
             .iter()
-            .map(|c| (c.name.to_string(), run_check::<L>(c.name)))
+            .map(|c| (c.name.to_string(), run_check::<L>(c.name, suspects)))
             .collect(),
         rerun_command: None,
     }

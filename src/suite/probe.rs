@@ -39,8 +39,14 @@ pub(crate) fn build<L: Limiter>(policy: Policy, max_keys: usize) -> Result<L, Fa
     }
 }
 
-/// A design and the specification, driven in lock step.
-pub(crate) struct Probe<L> {
+/// The differential runner: a design and the specification, driven in lock step. After
+/// every operation it compares the outcomes, the key count (never above `max_keys`), that an
+/// error changed nothing, and, when the design has a [`Snapshot`], I1 on every stored bucket,
+/// I3 and the stored state's equivalence to the specification's (same keys, policy and
+/// observed time, same balance at that time). The first difference is a [`Failure`] with the
+/// whole trace so far, replayable.
+#[derive(Debug)]
+pub struct Probe<L> {
     design: L,
     model: Model,
     rows: Vec<TraceRow>,
@@ -49,7 +55,12 @@ pub(crate) struct Probe<L> {
 
 impl<L: Limiter> Probe<L> {
     /// A fresh design and specification under `policy` and `max_keys`.
-    pub(crate) fn new(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
+    ///
+    /// # Errors
+    ///
+    /// A failure when the design's `new` returns an error or panics (or `max_keys` is `0`,
+    /// which the specification refuses).
+    pub fn new(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
         let model = Model::new(policy, max_keys)
             .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))?;
         Ok(Probe {
@@ -100,8 +111,23 @@ impl<L: Limiter> Probe<L> {
         })
     }
 
-    /// Runs `op` on both sides and checks everything observable afterwards.
-    pub(crate) fn run(&mut self, op: Op) -> Result<Outcome, Failure> {
+    /// The specification's state after the operations so far.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The design under test.
+    pub fn design(&self) -> &L {
+        &self.design
+    }
+
+    /// Runs `op` on both sides and checks everything observable afterwards; returns the
+    /// outcome both agree on.
+    ///
+    /// # Errors
+    ///
+    /// The first difference, or a panic of the design, with the trace that shows it.
+    pub fn run(&mut self, op: Op) -> Result<Outcome, Failure> {
         let before = self.snapshot()?;
         let got = guarded(|| op.run_on(&self.design));
         let expected = self.model.apply(&op);

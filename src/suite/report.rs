@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::diagnosis::Lookalike;
 use super::runner::{CheckResult, Status};
 use super::CHECKS;
 
@@ -55,11 +56,11 @@ impl Report {
     /// the mistake; without a survivor, the first failure's own diagnosis stands.
     pub fn diagnosis(&self) -> Option<super::Mistake> {
         let first = self.first_failure()?;
-        let mut common: Option<Vec<&str>> = None;
+        let mut common: Option<Vec<&Lookalike>> = None;
         for (_, r) in &self.results {
             if let Status::Failed(f) = &r.status {
                 if f.replay.is_some() {
-                    let names: Vec<&str> = f.resembles.iter().map(String::as_str).collect();
+                    let names: Vec<&Lookalike> = f.resembles.iter().collect();
                     common = Some(match common {
                         None => names,
                         Some(c) => c.into_iter().filter(|n| names.contains(n)).collect(),
@@ -68,18 +69,15 @@ impl Report {
             }
         }
         let ranked = match &first.status {
-            Status::Failed(f) => f.resembles.iter().map(String::as_str).collect(),
+            Status::Failed(f) => f.resembles.iter().collect(),
             _ => Vec::new(),
         };
         let survivor = common
             .unwrap_or_default()
             .into_iter()
             .min_by_key(|n| ranked.iter().position(|r| r == n).unwrap_or(usize::MAX));
-        match survivor.and_then(crate::catalog::find) {
-            Some(d) => match d.role {
-                crate::catalog::Role::Wrong { mistake, .. } => Some(mistake),
-                _ => first.mistake(),
-            },
+        match survivor {
+            Some(l) => Some(l.mistake),
             None => first.mistake(),
         }
     }

@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::Limiter;
 
 use super::check::{dispatch, find, CheckInfo};
+use super::diagnosis::{diagnose, Suspect};
 use super::probe::guarded;
 use super::{env, Failure};
 
@@ -107,16 +108,21 @@ impl CheckResult {
 }
 
 /// Runs the check called `name` on `L`, isolated on its own thread and limited to
-/// [`env::TIMEOUT`](super::env::TIMEOUT) seconds.
+/// [`env::TIMEOUT`](super::env::TIMEOUT) seconds. A sequential failure is replayed on
+/// `suspects` to name the mistake it resembles (pass `&[]` for no diagnosis).
 ///
 /// An unknown name fails with a message listing the known ones; a panic anywhere in the
 /// check fails it with the panic's message.
-pub fn run_check<L: Limiter>(name: &str) -> CheckResult {
-    run_check_within::<L>(name, env::timeout())
+pub fn run_check<L: Limiter>(name: &str, suspects: &[Suspect]) -> CheckResult {
+    run_check_within::<L>(name, env::timeout(), suspects)
 }
 
 /// [`run_check`] with an explicit time limit instead of the environment's.
-pub fn run_check_within<L: Limiter>(name: &str, limit: Duration) -> CheckResult {
+pub fn run_check_within<L: Limiter>(
+    name: &str,
+    limit: Duration,
+    suspects: &[Suspect],
+) -> CheckResult {
     let Some(check) = find(name) else {
         let known: Vec<&str> = super::CHECKS.iter().map(|c| c.name).collect();
         return CheckResult {
@@ -159,7 +165,7 @@ pub fn run_check_within<L: Limiter>(name: &str, limit: Duration) -> CheckResult 
         },
     };
     let status = match status {
-        Status::Failed(failure) => Status::Failed(diagnose(check, failure)),
+        Status::Failed(failure) => Status::Failed(diagnose(check, failure, suspects)),
         other => other,
     };
     CheckResult {
@@ -167,40 +173,4 @@ pub fn run_check_within<L: Limiter>(name: &str, limit: Duration) -> CheckResult 
         status,
         elapsed: started.elapsed(),
     }
-}
-
-/// Names the seed mistake a sequential failure resembles by replaying its trace on the
-/// catalogued wrong designs: one that returns exactly the same outcomes is the diagnosis.
-/// When several do, the one making the mistake the check is about comes first, then one
-/// breaking the check's requirement, then catalog order (a short trace can coincide with a
-/// design that is wrong in another way).
-fn diagnose(check: &CheckInfo, mut failure: Failure) -> Failure {
-    let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
-        return failure;
-    };
-    let mut like = crate::catalog::resembling(replay);
-    like.sort_by_key(|d| match d.role {
-        crate::catalog::Role::Wrong { breaks, mistake } => {
-            (Some(mistake) != check.mistake, breaks != check.requirement)
-        }
-        _ => (true, true),
-    });
-    failure.resembles = like.iter().map(|d| d.name.to_string()).collect();
-    if let Some(first) = like.first() {
-        if let crate::catalog::Role::Wrong { mistake, .. } = first.role {
-            failure.mistake = Some(mistake);
-        }
-        let names: Vec<&str> = like.iter().map(|d| d.name).collect();
-        let note = format!(
-            "On this trace the design returns exactly what the catalogued wrong design{} {} return{}.",
-            if names.len() > 1 { "s" } else { "" },
-            names.join(", "),
-            if names.len() > 1 { "" } else { "s" }
-        );
-        failure.detail = Some(match failure.detail.take() {
-            Some(d) if !d.is_empty() => format!("{d}\n{note}"),
-            _ => note,
-        });
-    }
-    failure
 }

@@ -1,0 +1,105 @@
+use std::fmt;
+
+use serde::Serialize;
+
+/// A mistake the seed names (in "Mistakes and counterexamples" or a "Counterexample:" line),
+/// with its repair: what a failure most resembles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mistake {
+    /// Reset the balance every second and call it token bucket.
+    WindowReset,
+    /// Start a new key with anything but a full bucket.
+    NewKeyNotFull,
+    /// Drop fractional refill on each request.
+    DroppedFraction,
+    /// Treat `retry_after` as guaranteed admission (or estimate it early).
+    RetryEstimate,
+    /// Multiply long capacity by a billion without checks.
+    UncheckedFixedPoint,
+    /// Accept a caller-sampled time older than one already seen.
+    StaleTime,
+    /// Refuse a valid input, or accept an invalid one (blank keys, impossible costs).
+    InputValidation,
+    /// Mutate state before every input is validated.
+    MutationBeforeValidation,
+    /// Read one token in two threads, then both write zero.
+    DoubleSpend,
+    /// Evict any idle/LRU key under memory pressure.
+    IdleEviction,
+    /// Silently grant, or forget, requests for keys beyond the bound.
+    UntrackedKeys,
+    /// Decide which buckets are full and delete them in separate critical sections.
+    SplitEviction,
+    /// Apply the new rate to time before the cutover.
+    RetroactiveRate,
+    /// Treat a capacity increase (or a reset) as a budget grant.
+    CapacityTopUp,
+    /// Let a stale administrator overwrite a newer policy.
+    UnguardedVersion,
+    /// Build the cut-over state and publish it in separate critical sections.
+    SplitCutover,
+}
+
+impl Mistake {
+    /// The seed's name for the mistake, quoted.
+    pub fn seed_text(self) -> &'static str {
+        match self {
+            Mistake::WindowReset => "Reset the balance every second and call it token bucket",
+            Mistake::NewKeyNotFull => "The first request for a new key starts full",
+            Mistake::DroppedFraction => "Drop fractional refill on each request",
+            Mistake::RetryEstimate => "Treat retryAfter as guaranteed admission",
+            Mistake::UncheckedFixedPoint => "Multiply long capacity by a billion without checks",
+            Mistake::StaleTime => "Two threads sample 100 and 101; the 101 call arrives first",
+            Mistake::InputValidation => "Validate identity, cost and elapsed time",
+            Mistake::MutationBeforeValidation => "Reject invalid input or time reversal before mutation",
+            Mistake::DoubleSpend => "Read one token in two threads, then both write zero",
+            Mistake::IdleEviction => "Evict any idle/LRU key under memory pressure",
+            Mistake::UntrackedKeys => "Do not silently grant untracked requests",
+            Mistake::SplitEviction => "The shared monitor prevents a concurrent consumption between the check and deletion",
+            Mistake::SplitCutover => "Publish map, policy and observedTime together under the monitor",
+            Mistake::RetroactiveRate => "Changing rate two→four at 0.5s incorrectly credits two tokens",
+            Mistake::CapacityTopUp => "Increasing policy capacity never tops up existing buckets",
+            Mistake::UnguardedVersion => "Use expectedVersion to prevent a stale administrator from overwriting a newer policy",
+        }
+    }
+
+    /// `true` for the mistakes only an interleaving of concurrent calls can show (a design
+    /// making one of them is sequentially correct): [`DoubleSpend`](Mistake::DoubleSpend),
+    /// [`SplitEviction`](Mistake::SplitEviction) and [`SplitCutover`](Mistake::SplitCutover).
+    /// Real threads show them by chance; a controlled scheduler (loom, shuttle) every time.
+    pub fn is_race(self) -> bool {
+        matches!(
+            self,
+            Mistake::DoubleSpend | Mistake::SplitEviction | Mistake::SplitCutover
+        )
+    }
+
+    /// What to do instead.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Mistake::WindowReset => "Refill by elapsed time: units += (now - last) × tokens_per_second, clamped to capacity × 10⁹; a boundary must not restore the whole burst.",
+            Mistake::NewKeyNotFull => "A key seen for the first time gets a bucket holding capacity × 10⁹ units, dated now, whenever it first appears (also after a cutover, at the new capacity).",
+            Mistake::DroppedFraction => "Keep the balance in exact units (1 token = 10⁹ units) and store it on every call, rejections included; floor only whole_tokens in the Decision.",
+            Mistake::RetryEstimate => "retry_after_nanos = ⌈(cost × 10⁹ − balance) / tokens_per_second⌉, saturating at MAX_QUANTITY: at now + retry the request passes, one nanosecond earlier it does not.",
+            Mistake::UncheckedFixedPoint => "capacity × 10⁹ and elapsed × rate overflow u64: use u128 (products stay below 2^127) or checked arithmetic, and test MAX_QUANTITY.",
+            Mistake::StaleTime => "Keep the largest time a successful call has seen and return TimeWentBackwards for anything older, on every method, before changing anything.",
+            Mistake::InputValidation => "A key is blank when every character is white space in the contract's sense (ratelimit_lab::is_blank_key, Java's isBlank: U+001C–U+001F count, no-break spaces do not); a cost must be in 1..=capacity; both are errors, not rejections.",
+            Mistake::MutationBeforeValidation => "Check key, then cost, then time, then key capacity, and return the first error before touching any state.",
+            Mistake::DoubleSpend => "Do lookup, refill, comparison, deduction and write under one lock acquisition: a read in one critical section and a write in another lets two callers spend the same token.",
+            Mistake::IdleEviction => "evict_full may drop only buckets whose balance refilled to now equals capacity, checked and removed under the same lock that allow takes.",
+            Mistake::UntrackedKeys => "At max_keys a new key gets KeyCapacityReached (existing keys keep working); never admit it untracked and never evict a non-full bucket to make room.",
+            Mistake::SplitEviction => "Check fullness and remove in one critical section, the one allow also takes: a bucket listed as full and spent before its removal must not be dropped.",
+            Mistake::SplitCutover => "Validate, refill under the old policy, clamp, and publish the map, policy and observed time in one critical section; a spend between a copy and its publication is otherwise undone.",
+            Mistake::RetroactiveRate => "At cutover, first refill every bucket to now under the OLD rate and capacity, then clamp to the new capacity; only later time earns at the new rate.",
+            Mistake::CapacityTopUp => "A cutover clamps balances to the new capacity but never raises them; only keys created after it start at the new capacity.",
+            Mistake::UnguardedVersion => "Return StalePolicyVersion unless expected_version equals the current version and next.version() is greater.",
+        }
+    }
+}
+
+impl fmt::Display for Mistake {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.seed_text())
+    }
+}

@@ -1,0 +1,14 @@
+//! Correct designs built differently from the reference `TokenBucket`: the
+//! conformance suite must accept each of them.
+
+mod rwlock_bucket;
+pub use rwlock_bucket::RwLockBucket;
+
+mod sharded_locks;
+pub use sharded_locks::ShardedLocks;
+
+mod lazy_migration;
+pub use lazy_migration::LazyMigration;
+
+mod checked_u64_bucket;
+pub use checked_u64_bucket::CheckedU64Bucket;

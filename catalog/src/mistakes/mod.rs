@@ -1,0 +1,106 @@
+//! Deliberately wrong designs: each plants exactly one flaw in an otherwise correct copy of
+//! the reference `TokenBucket`, the way a learner might, and the conformance suite
+//! must reject it with the right diagnosis.
+//!
+//! Each design is one file: a `//!` header with the idea, what it breaks, the seed's mistake
+//! it matches (quoted) and the smallest scenario that exposes it; the struct; one `impl` of
+//! [`Limiter`](ratelimit_lab_api::Limiter) whose flaw is marked `// FLAW:`; and a test that
+//! runs the same operations on the design and on `TokenBucket` and asserts the difference, so
+//! it would fail if the flaw were removed. The correct pieces they share (state, validation
+//! in the contract's order, exact refill, the ceiling retry estimate) live in one private
+//! module and are the reference's own; a design writes its own code only where it goes
+//! wrong. Every lock comes from `ratelimit_lab_api::sync`, so each design also runs under loom
+//! and shuttle, and every design reports an honest [`snapshot`] of what it stores.
+//!
+//! **Breaks** names the primary requirement, then the invariant, as the seed tags them: I1
+//! covers the exact balance equation the seed files under it (its "Token bucket" and
+//! "Monotonic time" concepts), not only the stored bounds, and "none" means no invariant is
+//! crossed. **Seen in** says what can observe the flaw: *outcomes* of sequential calls,
+//! the *snapshot* (white-box), or *interleavings* only (real threads, loom, shuttle,
+//! linearizability); sequentially, the three concurrent designs equal the reference.
+//!
+//! | design | breaks | seed mistake | exposing scenario | seen in |
+//! |---|---|---|---|---|
+//! | [`FixedWindowBucket`] | R1 / I1 | "Reset the balance every second and call it token bucket" | cap 10, rate 2: `allow(k, 10, 999999999)` then `allow(k, 10, 10⁹)`: both pass | outcomes |
+//! | [`WholeTokenRefill`] | R1 / I1 | "Drop fractional refill on each request" | cap 10, rate 2: spend 10 at 0, then 1 every 250 ms: none passes | outcomes, snapshot |
+//! | [`RejectionForgetsCredit`] | R1 / I1 | "Existing-key rejection still stores accrued fractional credit" (broken) | the trace table: 10 at 0, 1 at 0, 1 at 250 ms, 1 at 500 ms is refused | outcomes, snapshot |
+//! | [`NewKeyStartsEmpty`] | R1 / none | "The first request for a new key starts full." (broken) | `allow(k, 1, 0)` on a new key is refused | outcomes |
+//! | [`FloorRetryEstimate`] | R1 / none | "retryAfter uses ceiling division" (broken) | cap 1, rate 3: retry 333333333 ns, still refused then | outcomes |
+//! | [`CeilWholeTokens`] | R1 / none | "wholeTokens floors the remaining fraction only in the response." (broken) | half a token (trace table at 250 ms) reported as 1 | outcomes |
+//! | [`OverflowingUnits`] | R1 / I1 | "Multiply long capacity by a billion without checks" | cap 2^63−1, rate 1: spend all at 0, then all again at 2^64−2 passes | outcomes at extremes |
+//! | [`AcceptsStaleTime`] | R1 / I1 | "Two threads sample 100 and 101; the 101 call arrives first." | `allow(k, 10, 1 s)`, `allow(k, 1, 0)` is served, `allow(k, 2, 1 s)` passes | outcomes, snapshot |
+//! | [`ErrorMutatesState`] | R1 / none | "Reject invalid input or time reversal before mutation." (broken) | `allow(k, 1, 0)`, `allow(k, 0, 10)`, then `allow(k, 1, 5)` is `TimeWentBackwards` | outcomes, snapshot |
+//! | [`WrongErrorOrder`] | R1 / none | "Validate cost and key before reading time." (broken) | `allow(k, 1, 10)`, then `allow(k, 0, 5)` is `TimeWentBackwards` | outcomes (two errors at once) |
+//! | [`SplitReadWrite`] | R2 / I2 | "Read one token in two threads, then both write zero" | one token left, two concurrent `allow(k, 1, 0)`: both pass | interleavings |
+//! | [`LruEviction`] | R3 / I3 | "Evict any idle/LRU key under memory pressure" | `allow(k, 10, 0)`, `evict_full(1 s)` removes k, `allow(k, 10, 1 s)` passes | outcomes |
+//! | [`UnboundedKeys`] | R3 / I3 | "At maxKeys, a new key is rejected with an explicit capacity error." (broken) | `max_keys` 1: a second key is tracked | outcomes, key count |
+//! | [`SilentGrantAtCapacity`] | R3 / I3 | "do not silently grant untracked requests" | `max_keys` 1, cap 10: a second key gets 10 tokens, twice at 0 | outcomes |
+//! | [`RacyEvictFull`] | R3 / I3 | "the shared monitor prevents a concurrent consumption between the check and deletion" (broken) | cleanup lists full k, a concurrent `allow(k, 10)` empties it, k is removed and comes back full | interleavings |
+//! | [`RetroactiveRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
+//! | [`TopUpOnCutover`] | R4 / I4 | "Increasing policy capacity never tops up existing buckets." (broken) | the worked example: `allow(k, 20, 0.5 s)` passes | outcomes |
+//! | [`NoClampOnDecrease`] | I1 / R4 | "clamp to the new capacity" (left out) | 9 tokens, cutover to cap 5: 9 tokens stored | snapshot only |
+//! | [`UnguardedVersion`] | R4 / none | "Use expectedVersion to prevent a stale administrator from overwriting a newer policy." | v2 (expected 1), then v3 (expected 1) succeeds | outcomes |
+//! | [`ResetOnCutover`] | R4 / I4 | "Resetting all budgets ... must not be hidden behind a generic config update." | spend 10, bump the version, spend 10 again | outcomes, key count |
+//! | [`RefillUnderNewCeiling`] | R4 / I4 | "Clamp to ceiling so a long idle period cannot bank unlimited burst credit." | 9 tokens, idle 60 s, cap 10 → 100: 100 tokens | outcomes |
+//! | [`RustWhitespaceKeys`] | R1 / none | "Validate identity, cost and elapsed time" (`key.isBlank()` replaced by Rust's `trim`) | `allow("\u{1f}", 1, 0)` is admitted; `allow("\u{a0}", 1, 0)` is refused | outcomes |
+//! | [`ZeroMeansUnbounded`] | R3 / I3 | "`if (maxKeys < 1) throw`" (broken) | `new(policy, 0)` builds a limiter with no key bound | construction |
+//! | [`SaturatedRetry`] | R1 / none | "retryAfter ... saturates rather than overflowing" (saturating every estimate) | cap 10, rate 2: `allow(k, 10, 0)`, `allow(k, 1, 0)`: retry `MAX_QUANTITY`, not 500000000 | outcomes |
+//! | [`WholeCapacityAlwaysPasses`] | R1 / I2 | "A request is admitted only if the refilled budget covers its entire cost" (broken) | cap 10: `allow(k, 10, 0)` twice: both pass | outcomes |
+//! | [`RacyCutover`] | R4 / I2 | "Publish map, policy and observedTime together under the monitor." (broken) | the cutover copies k = 9, a concurrent spend of 9, the publish restores 9 | interleavings |
+//!
+//! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
+
+mod accepts_stale_time;
+mod base;
+mod ceil_whole_tokens;
+mod error_mutates_state;
+mod fixed_window_bucket;
+mod floor_retry_estimate;
+mod lru_eviction;
+mod new_key_starts_empty;
+mod no_clamp_on_decrease;
+mod overflowing_units;
+mod racy_cutover;
+mod racy_evict_full;
+mod refill_under_new_ceiling;
+mod rejection_forgets_credit;
+mod reset_on_cutover;
+mod retroactive_rate;
+mod silent_grant_at_capacity;
+mod split_read_write;
+mod top_up_on_cutover;
+mod unbounded_keys;
+mod unguarded_version;
+mod whole_token_refill;
+mod wrong_error_order;
+
+pub use accepts_stale_time::AcceptsStaleTime;
+pub use ceil_whole_tokens::CeilWholeTokens;
+pub use error_mutates_state::ErrorMutatesState;
+pub use fixed_window_bucket::FixedWindowBucket;
+pub use floor_retry_estimate::FloorRetryEstimate;
+pub use lru_eviction::LruEviction;
+pub use new_key_starts_empty::NewKeyStartsEmpty;
+pub use no_clamp_on_decrease::NoClampOnDecrease;
+pub use overflowing_units::OverflowingUnits;
+pub use racy_cutover::RacyCutover;
+pub use racy_evict_full::RacyEvictFull;
+pub use refill_under_new_ceiling::RefillUnderNewCeiling;
+pub use rejection_forgets_credit::RejectionForgetsCredit;
+pub use reset_on_cutover::ResetOnCutover;
+pub use retroactive_rate::RetroactiveRate;
+pub use silent_grant_at_capacity::SilentGrantAtCapacity;
+pub use split_read_write::SplitReadWrite;
+pub use top_up_on_cutover::TopUpOnCutover;
+pub use unbounded_keys::UnboundedKeys;
+pub use unguarded_version::UnguardedVersion;
+pub use whole_token_refill::WholeTokenRefill;
+pub use wrong_error_order::WrongErrorOrder;
+mod rust_whitespace_keys;
+mod saturated_retry;
+mod whole_capacity_always_passes;
+mod zero_means_unbounded;
+pub use rust_whitespace_keys::RustWhitespaceKeys;
+pub use saturated_retry::SaturatedRetry;
+pub use whole_capacity_always_passes::WholeCapacityAlwaysPasses;
+pub use zero_means_unbounded::ZeroMeansUnbounded;

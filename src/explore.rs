@@ -1,0 +1,175 @@
+//! Concurrent scenarios run on a design through [`sync`](crate::sync), under whichever
+//! backend the crate is built with, and judged by the suite's one linearizability checker.
+//!
+//! A [`Scenario`] is a sequential init part, a few threads of operations, and a sequential
+//! post part (some races leave every concurrent result legal and show only in what a later
+//! call observes). [`execute`] runs it once, stamping every call with logical invocation and
+//! return times from a shared atomic counter; [`judge`] asks
+//! [`linearizability::check`] whether some order that respects those times gives, on the
+//! specification, exactly what every call returned, and compares the stored state at the end
+//! with the specification's state after that order.
+//!
+//! Under `loom` (`RUSTFLAGS="--cfg loom"`) or `shuttle` (feature `shuttle`), the threads, the
+//! counter and every lock a design takes from `ratelimit_lab::sync` belong to the controlled
+//! scheduler, so running `execute` and `judge` inside `loom::model` or a shuttle runner
+//! explores the scenario's interleavings deterministically.
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Model, Op};
+use crate::suite::linearizability::{self, Event};
+use crate::suite::Probe;
+use crate::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{thread, Arc};
+use crate::{Limiter, Policy, Snapshot};
+
+/// Calls to run: an init part on one thread, then `threads` at once, then a post part.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scenario {
+    /// The limiter's starting policy.
+    pub policy: Policy,
+    /// The limiter's key bound.
+    pub max_keys: usize,
+    /// Calls made before the threads start, in order.
+    pub init: Vec<Op>,
+    /// Each thread's calls, in order.
+    pub threads: Vec<Vec<Op>>,
+    /// Calls made after every thread has finished, in order.
+    pub post: Vec<Op>,
+}
+
+/// What one execution of a scenario recorded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Execution {
+    /// Every call with its outcome and logical times; thread `0` is the init and post parts,
+    /// thread `i` the scenario's thread `i − 1`.
+    pub history: Vec<Event>,
+    /// The design's state at the end, when it offers one.
+    pub snapshot: Option<Snapshot>,
+}
+
+/// Runs `scenario` once on a fresh `L`: the init part, then one [`sync::thread`](crate::sync)
+/// per thread of calls, joined, then the post part.
+///
+/// # Panics
+///
+/// When `L::new` refuses the scenario's policy and key bound, or a thread panics (a panic in
+/// the design propagates, which is what loom and shuttle report).
+pub fn execute<L: Limiter>(scenario: &Scenario) -> Execution {
+    let design = Arc::new(match L::new(scenario.policy, scenario.max_keys) {
+        Ok(design) => design,
+        Err(e) => panic!("the design refused {:?}: {e}", scenario.policy),
+    });
+    let clock = Arc::new(AtomicU64::new(0));
+    let call = |design: &L, clock: &AtomicU64, thread: usize, op: &Op| {
+        let invoked = clock.fetch_add(1, Ordering::SeqCst);
+        let outcome = op.run_on(design);
+        let returned = clock.fetch_add(1, Ordering::SeqCst);
+        Event {
+            thread,
+            op: op.clone(),
+            outcome,
+            invoked,
+            returned,
+        }
+    };
+    let mut history: Vec<Event> = scenario
+        .init
+        .iter()
+        .map(|op| call(&design, &clock, 0, op))
+        .collect();
+    let handles: Vec<_> = scenario
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, ops)| {
+            let (design, clock, ops) = (Arc::clone(&design), Arc::clone(&clock), ops.clone());
+            thread::spawn(move || {
+                ops.iter()
+                    .map(|op| call(&design, &clock, i + 1, op))
+                    .collect::<Vec<Event>>()
+            })
+        })
+        .collect();
+    for handle in handles {
+        match handle.join() {
+            Ok(events) => history.extend(events),
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    }
+    history.extend(scenario.post.iter().map(|op| call(&design, &clock, 0, op)));
+    Execution {
+        history,
+        snapshot: design.snapshot(),
+    }
+}
+
+/// Whether `execution` is explained by some sequential order of its calls.
+///
+/// # Errors
+///
+/// A text for a person: the history (one column per thread), and either why no order that
+/// respects real time gives these outcomes, or how the stored state at the end differs from
+/// the specification's after the legal order found.
+pub fn judge(scenario: &Scenario, execution: &Execution) -> Result<(), String> {
+    let start = Model::new(scenario.policy, scenario.max_keys)
+        .map_err(|e| format!("the scenario itself is invalid: {e}"))?;
+    let history = &execution.history;
+    match linearizability::check(&start, history) {
+        Err(verdict) => Err(format!(
+            "not linearizable:\n{}\n{}",
+            linearizability::history_table(history),
+            linearizability::explain(history, &verdict)
+        )),
+        Ok(order) => {
+            let mut model = start;
+            for i in order {
+                model.apply(&history[i].op);
+            }
+            match &execution.snapshot {
+                Some(got) if *got != model.snapshot() => {
+                    let mut out = String::new();
+                    let _ = writeln!(
+                        out,
+                        "the outcomes have a legal order, but the stored state differs from the specification's after it:\n{}",
+                        linearizability::history_table(history)
+                    );
+                    let _ = writeln!(out, "design:        {got:?}");
+                    let _ = writeln!(out, "specification: {:?}", model.snapshot());
+                    Err(out)
+                }
+                _ => Ok(()),
+            }
+        }
+    }
+}
+
+/// Runs the scenario's calls on a fresh `L` on one thread, in the order given by `pick`
+/// (indices into the threads, one per call of the parallel part, each taking that thread's
+/// next call), beside the specification through the suite's [`Probe`].
+///
+/// # Errors
+///
+/// The first difference from the specification, as the probe explains it.
+pub fn run_sequentially<L: Limiter>(scenario: &Scenario, pick: &[usize]) -> Result<(), String> {
+    let mut probe =
+        Probe::<L>::new(scenario.policy, scenario.max_keys).map_err(|f| f.to_string())?;
+    let mut next = vec![0usize; scenario.threads.len()];
+    let parallel = pick.iter().filter_map(|&t| {
+        let op = scenario.threads.get(t)?.get(next[t])?.clone();
+        next[t] += 1;
+        Some(op)
+    });
+    let ops: Vec<Op> = scenario
+        .init
+        .iter()
+        .cloned()
+        .chain(parallel.collect::<Vec<_>>())
+        .chain(scenario.post.iter().cloned())
+        .collect();
+    for op in ops {
+        probe.run(op).map_err(|f| f.to_string())?;
+    }
+    Ok(())
+}

@@ -1,0 +1,289 @@
+//! What `tests/loom.rs` and `tests/shuttle.rs` share: the seed's named races as
+//! [`Scenario`]s, each run through `ratelimit_lab::explore` (one execution, judged by the
+//! suite's linearizability checker against the specification, stored state included) plus a
+//! check of what the scenario is about, and the `Clocked` races.
+//!
+//! Everything here is the work of one execution: it runs inside a backend's runner
+//! (`loom::model`, a shuttle `Runner`) and takes its threads and locks from
+//! `ratelimit_lab::sync`, which that backend provides. The runners, and the tests that choose
+//! one, stay in the two test files.
+//!
+//! The known-bad designs are the catalogued interleaving-only mistakes: `SplitReadWrite`
+//! (admission read and written under two locks), `RacyEvictFull` (cleanup listed and removed
+//! under two locks) and `RacyCutover` (policy change built and published under two locks).
+//! Each is sequentially identical to the specification on every scenario (checked here), so a
+//! failure on them comes from the race alone.
+#![allow(dead_code)] // each test binary uses its own part
+
+use ratelimit_lab::catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
+use ratelimit_lab::explore::{execute, judge, run_sequentially, Execution, Scenario};
+use ratelimit_lab::model::{Op, Outcome};
+use ratelimit_lab::reference::{Clock, Clocked, ManualClock, TokenBucket};
+use ratelimit_lab::sync::{thread, Arc};
+use ratelimit_lab::{Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
+
+const SECOND: u64 = 1_000_000_000;
+
+fn allow(key: &str, cost: u64, now: u64) -> Op {
+    Op::Allow {
+        key: key.to_owned(),
+        cost,
+        now,
+    }
+}
+
+fn policy(version: u64, capacity: u64, rate: u64) -> Policy {
+    Policy::new(version, capacity, rate).expect("a valid policy")
+}
+
+/// Two racing calls `a` and `b` between an init and a post part.
+fn race(policy: Policy, init: Vec<Op>, a: Op, b: Op, post: Vec<Op>) -> Scenario {
+    Scenario {
+        policy,
+        max_keys: 4,
+        init,
+        threads: vec![vec![a], vec![b]],
+        post,
+    }
+}
+
+/// One execution's results, by role: the two racing outcomes, the post part's, the state.
+#[derive(Debug)]
+pub struct Observed {
+    a: Outcome,
+    b: Outcome,
+    post: Vec<Outcome>,
+    state: Snapshot,
+}
+
+impl Observed {
+    fn of(scenario: &Scenario, e: &Execution) -> Observed {
+        let of_thread = |t: usize| {
+            e.history
+                .iter()
+                .find(|ev| ev.thread == t)
+                .map(|ev| ev.outcome.clone())
+                .expect("every thread made its call")
+        };
+        let post = e.history[e.history.len() - scenario.post.len()..]
+            .iter()
+            .map(|ev| ev.outcome.clone())
+            .collect();
+        Observed {
+            a: of_thread(1),
+            b: of_thread(2),
+            post,
+            state: e.snapshot.clone().expect("the design implements snapshot"),
+        }
+    }
+}
+
+/// The work of one execution for a runner: runs `scenario` on `L`, panics with the checker's
+/// explanation ("not linearizable at execution N: …", N being the number the runner passes)
+/// when no sequential order explains it, and passes the result to `also`.
+pub fn linearizable<L: Limiter>(
+    scenario: Scenario,
+    also: fn(&Observed),
+) -> impl Fn(usize) + Send + Sync + 'static {
+    move |execution| {
+        let got = execute::<L>(&scenario);
+        if let Err(why) = judge(&scenario, &got) {
+            panic!("not linearizable at execution {execution}: {why}");
+        }
+        also(&Observed::of(&scenario, &got));
+    }
+}
+
+fn allowed(o: &Outcome) -> bool {
+    matches!(o, Outcome::Decision(Decision { allowed: true, .. }))
+}
+
+/// The last token of one key: two spends of one token at the same instant.
+pub fn last_token() -> Scenario {
+    race(
+        policy(1, 2, 1),
+        vec![allow("k", 1, 0)],
+        allow("k", 1, 0),
+        allow("k", 1, 0),
+        vec![],
+    )
+}
+
+pub fn exactly_one_spends_the_last_token(o: &Observed) {
+    assert_eq!(
+        usize::from(allowed(&o.a)) + usize::from(allowed(&o.b)),
+        1,
+        "double spend or lost token: {o:?}"
+    );
+    assert_eq!(o.state.buckets["k"].units, 0, "{o:?}");
+}
+
+/// A spent bucket refills to full at one second while `evict_full` races a spend; the post
+/// part shows whether the spend survived (a spent bucket must not come back full).
+pub fn evict_vs_allow() -> Scenario {
+    race(
+        policy(1, 1, 1),
+        vec![allow("k", 1, 0)],
+        Op::EvictFull { now: SECOND },
+        allow("k", 1, SECOND),
+        vec![allow("k", 1, SECOND), Op::KeyCount],
+    )
+}
+
+pub fn the_spend_survives_eviction(o: &Observed) {
+    assert!(allowed(&o.b), "{o:?}");
+    assert!(!allowed(&o.post[0]), "a spent bucket came back full: {o:?}");
+}
+
+/// A cutover (capacity 10 → 20, rate 2 → 4) at half a second races a spend of the one token
+/// earned by then; the post part spends the token earned at the new rate.
+pub fn replace_vs_allow() -> Scenario {
+    race(
+        policy(1, 10, 2),
+        vec![allow("k", 10, 0), allow("j", 1, 0)],
+        Op::ReplacePolicy {
+            next: policy(2, 20, 4),
+            expected_version: 1,
+            now: SECOND / 2,
+        },
+        allow("k", 1, SECOND / 2),
+        vec![allow("k", 1, 3 * SECOND / 4), allow("k", 1, 3 * SECOND / 4)],
+    )
+}
+
+pub fn the_cutover_keeps_the_spend(o: &Observed) {
+    assert_eq!(o.a, Outcome::Replaced);
+    assert!(allowed(&o.b), "{o:?}");
+    assert!(allowed(&o.post[0]) && !allowed(&o.post[1]), "{o:?}");
+    assert_eq!(
+        o.state.buckets["j"].units,
+        10 * u128::from(UNITS_PER_TOKEN),
+        "{o:?}"
+    );
+}
+
+/// Two cutovers from the same expected version, at different times: exactly one wins.
+pub fn replace_vs_replace() -> Scenario {
+    race(
+        policy(1, 10, 2),
+        vec![allow("k", 10, 0)],
+        Op::ReplacePolicy {
+            next: policy(2, 5, 1),
+            expected_version: 1,
+            now: SECOND,
+        },
+        Op::ReplacePolicy {
+            next: policy(3, 20, 4),
+            expected_version: 1,
+            now: 2 * SECOND,
+        },
+        vec![allow("k", 1, 2 * SECOND)],
+    )
+}
+
+pub fn one_cutover_wins(o: &Observed) {
+    let wins = [&o.a, &o.b]
+        .iter()
+        .filter(|x| ***x == Outcome::Replaced)
+        .count();
+    assert_eq!(wins, 1, "{o:?}");
+}
+
+pub fn nothing_more(_: &Observed) {}
+
+/// Every scenario above.
+pub fn scenarios() -> [Scenario; 4] {
+    [
+        last_token(),
+        evict_vs_allow(),
+        replace_vs_allow(),
+        replace_vs_replace(),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// The known-bad designs, sequentially
+// ---------------------------------------------------------------------------------------------
+
+/// Asserts that each known-bad design, run on one thread in either order of the racing calls,
+/// agrees with the specification at every step of `scenario` (the suite's probe compares
+/// outcomes and stored state): so that their failures come from the race and nothing else.
+pub fn known_bad_designs_match_the_specification_sequentially(scenario: &Scenario) {
+    fn check<L: Limiter>(name: &str, scenario: &Scenario) {
+        for pick in [[0, 1], [1, 0]] {
+            if let Err(why) = run_sequentially::<L>(scenario, &pick) {
+                panic!("{name}, threads in order {pick:?}: {why}");
+            }
+        }
+    }
+    check::<SplitReadWrite>("SplitReadWrite", scenario);
+    check::<RacyEvictFull>("RacyEvictFull", scenario);
+    check::<RacyCutover>("RacyCutover", scenario);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clocked: its samples never arrive out of order; caller-sampled ones can
+// ---------------------------------------------------------------------------------------------
+
+/// A manual clock shared across the backend's threads.
+struct Shared(Arc<ManualClock>);
+
+impl Clock for Shared {
+    fn now_nanos(&self) -> u64 {
+        self.0.now_nanos()
+    }
+}
+
+fn bucket() -> TokenBucket {
+    TokenBucket::new(policy(1, 10, 2), 4).unwrap()
+}
+
+/// One thread spends through `Clocked` at 100 while another advances the clock to 101, then
+/// spends and evicts through it: every call must succeed.
+pub fn clocked_race() {
+    let clock = Arc::new(ManualClock::new(100));
+    let clocked = Arc::new(Clocked::new(bucket(), Shared(Arc::clone(&clock))));
+    let c = Arc::clone(&clocked);
+    let a = thread::spawn(move || c.allow("k", 1));
+    let c = Arc::clone(&clocked);
+    let b = thread::spawn(move || {
+        clock.advance(1);
+        (c.allow("k", 1), c.evict_full())
+    });
+    let a = a.join().unwrap();
+    let (b, evicted) = b.join().unwrap();
+    assert!(
+        a.is_ok() && b.is_ok() && evicted.is_ok(),
+        "{a:?} {b:?} {evicted:?}"
+    );
+}
+
+/// The same race with each caller sampling the clock itself and passing the time to the
+/// bucket: returns how many of the two calls were refused for delivering 100 after 101
+/// (panicking on any other error).
+pub fn caller_sampled_race() -> usize {
+    let clock = Arc::new(ManualClock::new(100));
+    let limiter = Arc::new(bucket());
+    let (c, l) = (Arc::clone(&clock), Arc::clone(&limiter));
+    let a = thread::spawn(move || {
+        let now = c.now_nanos();
+        l.allow("k", 1, now)
+    });
+    let b = thread::spawn(move || {
+        clock.advance(1);
+        let now = clock.now_nanos();
+        limiter.allow("k", 1, now)
+    });
+    let mut backwards = 0;
+    for r in [a.join().unwrap(), b.join().unwrap()] {
+        match r {
+            Ok(_) => {}
+            Err(LimitError::TimeWentBackwards {
+                now: 100,
+                observed: 101,
+            }) => backwards += 1,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    backwards
+}

@@ -1,0 +1,220 @@
+//! Racing calls on `TokenBucket` under shuttle's controlled scheduler, with three search
+//! strategies (random, PCT and exhaustive DFS), each execution judged by the suite's
+//! linearizability checker against the specification (outcomes, what a later call observes,
+//! and the final state). The scenarios, the checks and the known-bad designs are shared with
+//! `tests/loom.rs` in `tests/explore`. The random and PCT schedulers start from fixed seeds,
+//! so every run explores the same schedules.
+//!
+//! Run with
+//! `CARGO_TARGET_DIR=target-shuttle cargo test --features shuttle --test shuttle --release`.
+#![cfg(feature = "shuttle")]
+#![cfg(not(loom))]
+
+mod explore;
+
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+
+use ratelimit_lab::catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
+use ratelimit_lab::explore::Scenario;
+use ratelimit_lab::reference::TokenBucket;
+use ratelimit_lab::Limiter;
+use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
+use shuttle::{Config, Runner};
+
+use explore::{
+    caller_sampled_race, clocked_race, evict_vs_allow, exactly_one_spends_the_last_token,
+    known_bad_designs_match_the_specification_sequentially, last_token, linearizable, nothing_more,
+    one_cutover_wins, replace_vs_allow, replace_vs_replace, scenarios, the_cutover_keeps_the_spend,
+    the_spend_survives_eviction, Observed,
+};
+
+/// How shuttle searches the schedules.
+#[derive(Clone, Copy, Debug)]
+enum Search {
+    /// `RandomScheduler` from a fixed seed, for `iterations`.
+    Random(usize),
+    /// `PctScheduler` from a fixed seed, for `iterations` at `depth`.
+    Pct(usize, usize),
+    /// `DfsScheduler`: every schedule.
+    Dfs,
+}
+
+/// The seed of every randomized search: the same schedules on every run.
+const SEED: u64 = 0x5eed_1013;
+
+const STRATEGIES: [Search; 4] = [
+    Search::Random(1_000),
+    Search::Pct(1_000, 2),
+    Search::Pct(1_000, 3),
+    Search::Dfs,
+];
+
+/// Runs `f` under `search`, passing it the number of the execution (from 1); returns the
+/// number of executions.
+fn check(search: Search, f: impl Fn(usize) + Send + Sync + 'static) -> usize {
+    let executions = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&executions);
+    let f = move || {
+        f(counter.fetch_add(1, SeqCst) + 1);
+    };
+    match search {
+        Search::Random(n) => {
+            Runner::new(RandomScheduler::new_from_seed(SEED, n), Config::new()).run(f);
+        }
+        Search::Pct(n, depth) => {
+            Runner::new(PctScheduler::new_from_seed(SEED, depth, n), Config::new()).run(f);
+        }
+        Search::Dfs => {
+            Runner::new(DfsScheduler::new(None, false), Config::new()).run(f);
+        }
+    }
+    let n = executions.load(SeqCst);
+    println!("{search:?}: {n} executions");
+    assert!(n > 1, "shuttle ran only {n} execution(s)");
+    n
+}
+
+/// Checks `scenario` on `L` under `search`, asserting each execution is one of the sequential
+/// orders and passing it to `also`; returns the number of executions.
+fn explore<L: Limiter>(search: Search, scenario: Scenario, also: fn(&Observed)) -> usize {
+    check(search, linearizable::<L>(scenario, also))
+}
+
+/// [`explore`] with every strategy in turn.
+fn explore_all<L: Limiter>(scenario: Scenario, also: fn(&Observed)) {
+    for search in STRATEGIES {
+        explore::<L>(search, scenario.clone(), also);
+    }
+}
+
+#[test]
+fn two_threads_spend_the_last_token_once() {
+    explore_all::<TokenBucket>(last_token(), exactly_one_spends_the_last_token);
+}
+
+#[test]
+fn evict_full_racing_allow_is_linearizable() {
+    explore_all::<TokenBucket>(evict_vs_allow(), the_spend_survives_eviction);
+}
+
+#[test]
+fn replace_policy_racing_allow_is_linearizable() {
+    explore_all::<TokenBucket>(replace_vs_allow(), the_cutover_keeps_the_spend);
+}
+
+#[test]
+fn replace_policy_racing_replace_policy_is_linearizable() {
+    explore_all::<TokenBucket>(replace_vs_replace(), one_cutover_wins);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The known-bad designs: each splits one operation into two critical sections
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn the_known_bad_designs_are_sequentially_correct() {
+    for scenario in scenarios() {
+        check(Search::Random(2), move |_| {
+            known_bad_designs_match_the_specification_sequentially(&scenario);
+        });
+    }
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn random_catches_the_double_spend_of_split_read_write() {
+    explore::<SplitReadWrite>(Search::Random(1_000), last_token(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn random_catches_the_eviction_of_a_spent_bucket_by_racy_evict_full() {
+    explore::<RacyEvictFull>(Search::Random(1_000), evict_vs_allow(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn random_catches_the_spend_undone_by_racy_cutover() {
+    explore::<RacyCutover>(Search::Random(1_000), replace_vs_allow(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn random_catches_two_cutovers_from_one_version_by_racy_cutover() {
+    explore::<RacyCutover>(Search::Random(1_000), replace_vs_replace(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn pct_catches_the_double_spend_of_split_read_write() {
+    explore::<SplitReadWrite>(Search::Pct(1_000, 2), last_token(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn pct_catches_the_eviction_of_a_spent_bucket_by_racy_evict_full() {
+    explore::<RacyEvictFull>(Search::Pct(1_000, 2), evict_vs_allow(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn pct_catches_the_spend_undone_by_racy_cutover() {
+    explore::<RacyCutover>(Search::Pct(1_000, 2), replace_vs_allow(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn pct_catches_two_cutovers_from_one_version_by_racy_cutover() {
+    explore::<RacyCutover>(Search::Pct(1_000, 2), replace_vs_replace(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn dfs_catches_the_double_spend_of_split_read_write() {
+    explore::<SplitReadWrite>(Search::Dfs, last_token(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn dfs_catches_the_eviction_of_a_spent_bucket_by_racy_evict_full() {
+    explore::<RacyEvictFull>(Search::Dfs, evict_vs_allow(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn dfs_catches_the_spend_undone_by_racy_cutover() {
+    explore::<RacyCutover>(Search::Dfs, replace_vs_allow(), nothing_more);
+}
+
+#[test]
+#[should_panic(expected = "not linearizable")]
+fn dfs_catches_two_cutovers_from_one_version_by_racy_cutover() {
+    explore::<RacyCutover>(Search::Dfs, replace_vs_replace(), nothing_more);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clocked under shuttle: its samples never arrive out of order; caller-sampled ones can
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn clocked_samples_never_arrive_out_of_order() {
+    for search in STRATEGIES {
+        check(search, |_| clocked_race());
+    }
+}
+
+#[test]
+fn caller_sampled_time_arrives_out_of_order_in_some_schedule() {
+    for search in [Search::Random(1_000), Search::Pct(1_000, 2), Search::Dfs] {
+        let backwards = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&backwards);
+        check(search, move |_| {
+            seen.fetch_add(caller_sampled_race(), SeqCst);
+        });
+        assert!(
+            backwards.load(SeqCst) > 0,
+            "{search:?}: no schedule delivered the older sample last"
+        );
+    }
+}
