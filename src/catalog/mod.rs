@@ -14,7 +14,7 @@ pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 
 use crate::model::ModelLimiter;
 use crate::reference::TokenBucket;
-use crate::suite::{grade, Report, Suspect};
+use crate::suite::{grade, Kind, Report, Suspect};
 use crate::{LimitError, Limiter, Mistake, Policy, Requirement};
 
 /// What a design is in the catalog.
@@ -67,6 +67,64 @@ impl Design {
     /// Runs the whole suite on it, diagnosing failures against [`suspects`].
     pub fn grade(&self) -> Report {
         (self.grade)(suspects())
+    }
+
+    /// Why `report` contradicts what the catalog says the suite must conclude about this
+    /// design; `None` when it does not. A correct design must pass every check. A wrong one
+    /// must fail, first on a check guarding the requirement it breaks, and be diagnosed with
+    /// its mistake; except a race ([`Mistake::is_race`]), which real threads show only by
+    /// chance: of it, only what always holds is required (every sequential check passes).
+    pub fn contradiction(&self, report: &Report) -> Option<String> {
+        let first = report.first_failure();
+        match (self.role, first) {
+            (Role::Wrong { mistake, .. }, _) if mistake.is_race() => {
+                let sequential: Vec<&str> = report
+                    .results
+                    .iter()
+                    .filter(|(_, r)| !r.passed() && r.check.kind != Kind::Concurrency)
+                    .map(|(name, _)| name.as_str())
+                    .collect();
+                (!sequential.is_empty()).then(|| {
+                    format!(
+                        "{} is sequentially correct but failed the sequential check{} {}",
+                        self.name,
+                        if sequential.len() > 1 { "s" } else { "" },
+                        sequential.join(", ")
+                    )
+                })
+            }
+            (Role::Wrong { breaks, .. }, None) => Some(format!(
+                "{} is wrong (breaks {breaks}) but passed every check",
+                self.name
+            )),
+            (Role::Wrong { breaks, mistake }, Some(first)) => {
+                let mut problems = Vec::new();
+                if first.check.requirement != breaks {
+                    problems.push(format!(
+                        "its first failure, {}, guards {}, not {breaks}",
+                        first.check.name, first.check.requirement
+                    ));
+                }
+                let diagnosis = report.diagnosis();
+                if diagnosis != Some(mistake) {
+                    problems.push(format!(
+                        "it is diagnosed as {}, not {mistake:?}",
+                        diagnosis.map_or_else(|| "no mistake".to_owned(), |m| format!("{m:?}"))
+                    ));
+                }
+                (!problems.is_empty())
+                    .then(|| format!("{} is misdiagnosed: {}", self.name, problems.join("; ")))
+            }
+            (_, Some(first)) => Some(format!(
+                "{} is correct but failed {} of {} checks, first {} ({})",
+                self.name,
+                report.results.len() - report.passed(),
+                report.results.len(),
+                first.check.name,
+                first.check.requirement
+            )),
+            (_, None) => None,
+        }
     }
 
     /// `true` for the reference, the specification and the correct alternatives.

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use clap::ValueEnum;
 use ratelimit_lab::catalog::{self, Design, Role, DESIGNS};
-use ratelimit_lab::suite::{env, CheckResult, Kind, Mistake, Report, Requirement, Status};
+use ratelimit_lab::suite::{env, CheckResult, Mistake, Report, Requirement, Status};
 use serde::Serialize;
 
 use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
@@ -108,7 +108,7 @@ pub fn run(args: &Args) -> ExitCode {
     }
     if graded
         .iter()
-        .any(|g| verdict(g.design, &g.report).is_some())
+        .any(|g| g.design.contradiction(&g.report).is_some())
     {
         ExitCode::from(EXIT_FAILURE)
     } else {
@@ -206,57 +206,6 @@ fn first_failure_label(report: &Report) -> String {
     }
 }
 
-/// Why a design's outcome contradicts its role in the catalog; `None` when it does not.
-fn verdict(design: &Design, report: &Report) -> Option<String> {
-    let first = report.first_failure();
-    match (design.role, first) {
-        // A race on real threads shows by chance: what always holds is that no sequential
-        // check fails. Whether it was caught this run is on the card; tests/shuttle.rs and
-        // tests/loom.rs catch it on every run.
-        (Role::Wrong { mistake, .. }, _) if mistake.is_race() => report
-            .results
-            .iter()
-            .find(|(_, r)| !r.passed() && r.check.kind != Kind::Concurrency)
-            .map(|(name, _)| {
-                format!(
-                    "{} is sequentially correct but failed the sequential check {name}",
-                    design.name
-                )
-            }),
-        (Role::Wrong { breaks, .. }, None) => Some(format!(
-            "{} is wrong (breaks {breaks}) but passed every check",
-            design.name
-        )),
-        (Role::Wrong { breaks, mistake }, Some(first)) => {
-            let mut problems = Vec::new();
-            if first.check.requirement != breaks {
-                problems.push(format!(
-                    "its first failure, {}, guards {}, not {breaks}",
-                    first.check.name, first.check.requirement
-                ));
-            }
-            let diagnosis = report.diagnosis();
-            if diagnosis != Some(mistake) {
-                problems.push(format!(
-                    "it is diagnosed as {}, not {mistake:?}",
-                    diagnosis.map_or_else(|| "no mistake".to_owned(), |m| format!("{m:?}"))
-                ));
-            }
-            (!problems.is_empty())
-                .then(|| format!("{} is misdiagnosed: {}", design.name, problems.join("; ")))
-        }
-        (_, Some(first)) => Some(format!(
-            "{} is correct but failed {} of {} checks, first {} ({})",
-            design.name,
-            report.results.len() - report.passed(),
-            report.results.len(),
-            first.check.name,
-            first.check.requirement
-        )),
-        (_, None) => None,
-    }
-}
-
 /// The command that regrades one design with every explanation shown.
 fn regrade(design: &Design) -> String {
     format!(
@@ -318,7 +267,7 @@ fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
     out.push('\n');
     let verdicts: Vec<String> = graded
         .iter()
-        .filter_map(|g| verdict(g.design, &g.report))
+        .filter_map(|g| g.design.contradiction(&g.report))
         .collect();
     if verdicts.is_empty() {
         out.push_str(&format!(
@@ -436,7 +385,7 @@ fn json_card(graded: &[Graded], total: Duration, args: &Args) -> Result<String, 
                 }),
                 diagnosis: r.diagnosis(),
                 wall_ms: g.wall.as_millis(),
-                verdict: verdict(g.design, r),
+                verdict: g.design.contradiction(r),
                 explanation: if args.explain { explanation(g) } else { None },
                 report_dir: args
                     .report_dir
