@@ -11,8 +11,8 @@ pub use ratelimit_lab_api::*;
 pub use ratelimit_lab_model as model;
 pub use ratelimit_lab_reference as reference;
 pub mod catalog;
-pub mod explore;
 pub mod lesson;
+pub use suite::explore;
 // Checks return `Result<(), Failure>`: a failure carries its whole trace, and it is the cold
 // path, so its size is not worth a box on every `?`.
 #[allow(clippy::result_large_err, clippy::large_enum_variant)]

@@ -8,23 +8,33 @@
 //! | cargo feature `shuttle`               | `shuttle` (randomized scheduler) |
 //! | otherwise                             | `std`                            |
 //!
+//! Each backend offers the same names: `Arc`, `Mutex` (and `MutexGuard`), `RwLock` (and its
+//! guards), `Condvar`, the `atomic` types, `mpsc` channels (for an actor design: one owner
+//! thread behind a channel) and `thread`.
+//!
 //! The switch is `cfg(loom)` and the feature, not `cfg(test)`: `cfg(test)` is off when a
 //! learner's crate builds this one as a dependency.
 
 #[cfg(loom)]
 pub use loom::{
-    sync::{atomic, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    sync::{
+        atomic, mpsc, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    },
     thread,
 };
 
 #[cfg(all(not(loom), feature = "shuttle"))]
 pub use shuttle::{
-    sync::{atomic, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    sync::{
+        atomic, mpsc, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    },
     thread,
 };
 
 #[cfg(all(not(loom), not(feature = "shuttle")))]
 pub use std::{
-    sync::{atomic, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard},
+    sync::{
+        atomic, mpsc, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+    },
     thread,
 };

@@ -14,6 +14,7 @@ pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 
 use crate::model::ModelLimiter;
 use crate::reference::TokenBucket;
+use crate::suite::schedule::Backend;
 use crate::suite::{grade, Kind, Report, Suspect};
 use crate::{LimitError, Limiter, Mistake, Policy, Requirement};
 
@@ -72,12 +73,15 @@ impl Design {
     /// Why `report` contradicts what the catalog says the suite must conclude about this
     /// design; `None` when it does not. A correct design must pass every check. A wrong one
     /// must fail, first on a check guarding the requirement it breaks, and be diagnosed with
-    /// its mistake; except a race ([`Mistake::is_race`]), which real threads show only by
-    /// chance: of it, only what always holds is required (every sequential check passes).
+    /// its mistake; except a race ([`Mistake::is_race`]) in the std mode, which real threads
+    /// show only by chance: of it, only what always holds is required there (every
+    /// sequential check passes). Under shuttle or loom a race is held to the full rule.
     pub fn contradiction(&self, report: &Report) -> Option<String> {
         let first = report.first_failure();
         match (self.role, first) {
-            (Role::Wrong { mistake, .. }, _) if mistake.is_race() => {
+            (Role::Wrong { mistake, .. }, _)
+                if mistake.is_race() && !Backend::current().is_controlled() =>
+            {
                 let sequential: Vec<&str> = report
                     .results
                     .iter()

@@ -39,14 +39,17 @@ mod check;
 mod concurrency;
 mod diagnosis;
 pub mod env;
+pub mod explore;
 mod failure;
 pub mod generate;
 pub mod linearizability;
 mod probe;
 mod properties;
+mod races;
 mod report;
 mod runner;
 mod scenarios;
+pub mod schedule;
 
 pub use crate::{Invariant, Mistake, Requirement};
 pub use check::{find, CheckInfo, Kind, CHECKS};

@@ -8,9 +8,10 @@ use serde::Serialize;
 
 use crate::Limiter;
 
-use super::check::{dispatch, find, CheckInfo};
+use super::check::{dispatch, find, CheckInfo, Kind};
 use super::diagnosis::{diagnose, Suspect};
 use super::probe::guarded;
+use super::schedule::in_execution;
 use super::{env, Failure};
 
 /// How a check ended.
@@ -137,10 +138,17 @@ pub fn run_check_within<L: Limiter>(
     let started = Instant::now();
     let (tx, rx) = mpsc::channel();
     let owned = check.name;
+    let check_kind = check.kind;
     let spawned = thread::Builder::new()
         .name(format!("check {owned}"))
         .spawn(move || {
-            let result = guarded(|| dispatch::<L>(owned));
+            // A sequential check runs inside one execution of the controlled backend (the
+            // design's locks belong to it); a concurrency check explores on its own.
+            let result = if check_kind == Kind::Concurrency {
+                guarded(|| dispatch::<L>(owned))
+            } else {
+                guarded(|| in_execution(move || dispatch::<L>(owned))).and_then(|r| r)
+            };
             let _ = tx.send(result);
         });
     let status = match spawned {
@@ -165,7 +173,15 @@ pub fn run_check_within<L: Limiter>(
         },
     };
     let status = match status {
-        Status::Failed(failure) => Status::Failed(diagnose(check, failure, suspects)),
+        // The suspects are designs too: under shuttle and loom their locks belong to the
+        // controlled backend, so the replay runs inside one execution.
+        Status::Failed(failure) => {
+            let (info, list, kept) = (*check, suspects.to_vec(), failure.clone());
+            match in_execution(move || diagnose(&info, failure, &list)) {
+                Ok(diagnosed) => Status::Failed(diagnosed),
+                Err(_) => Status::Failed(kept),
+            }
+        }
         other => other,
     };
     CheckResult {

@@ -17,9 +17,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
+use super::linearizability::{self, Event};
+use super::{Failure, Probe};
 use crate::model::{Model, Op};
-use crate::suite::linearizability::{self, Event};
-use crate::suite::Probe;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{thread, Arc};
 use crate::{Limiter, Policy, Snapshot};
@@ -151,25 +151,27 @@ pub fn judge(scenario: &Scenario, execution: &Execution) -> Result<(), String> {
 ///
 /// # Errors
 ///
-/// The first difference from the specification, as the probe explains it.
-pub fn run_sequentially<L: Limiter>(scenario: &Scenario, pick: &[usize]) -> Result<(), String> {
-    let mut probe =
-        Probe::<L>::new(scenario.policy, scenario.max_keys).map_err(|f| f.to_string())?;
+/// The first difference from the specification, as the probe explains it, with a trace that
+/// the suite's diagnosis can replay.
+pub fn run_sequentially<L: Limiter>(scenario: &Scenario, pick: &[usize]) -> Result<(), Failure> {
+    let mut probe = Probe::<L>::new(scenario.policy, scenario.max_keys)?;
     let mut next = vec![0usize; scenario.threads.len()];
-    let parallel = pick.iter().filter_map(|&t| {
-        let op = scenario.threads.get(t)?.get(next[t])?.clone();
-        next[t] += 1;
-        Some(op)
-    });
-    let ops: Vec<Op> = scenario
+    let parallel: Vec<Op> = pick
+        .iter()
+        .filter_map(|&t| {
+            let op = scenario.threads.get(t)?.get(next[t])?.clone();
+            next[t] += 1;
+            Some(op)
+        })
+        .collect();
+    for op in scenario
         .init
         .iter()
         .cloned()
-        .chain(parallel.collect::<Vec<_>>())
+        .chain(parallel)
         .chain(scenario.post.iter().cloned())
-        .collect();
-    for op in ops {
-        probe.run(op).map_err(|f| f.to_string())?;
+    {
+        probe.run(op)?;
     }
     Ok(())
 }

@@ -1,0 +1,358 @@
+//! How a check runs under the backend [`sync`](crate::sync) is built with.
+//!
+//! - **std** (default): a sequential check runs as it is; a concurrency check runs real
+//!   threads for a number of rounds (probabilistic: a race shows in some runs).
+//! - **shuttle** (feature `shuttle`): a sequential check runs inside one controlled execution
+//!   (the design's locks are shuttle's); a concurrency check explores each of its scenarios
+//!   with seeded random and PCT schedulers (depths 2 and 3) and a bounded depth-first search,
+//!   so every run explores the same schedules.
+//! - **loom** (`RUSTFLAGS="--cfg loom"`): a sequential check runs inside one loom execution; a
+//!   concurrency check explores every interleaving of each scenario within a preemption
+//!   bound of [`LOOM_PREEMPTIONS`] (loom's own `LOOM_MAX_PREEMPTIONS` overrides it).
+//!
+//! Every execution of a scenario is judged by the linearizability checker; before a history
+//! is called non-linearizable, the same calls are run one at a time on a fresh instance, and
+//! a design that is already wrong sequentially gets that sequential difference instead.
+use std::sync::{Arc, Mutex, PoisonError};
+
+use super::explore::{execute, judge, run_sequentially, Execution, Scenario};
+use super::Failure;
+use crate::Limiter;
+
+/// The backend [`sync`](crate::sync) is built with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// `std::sync` and real threads.
+    Std,
+    /// shuttle's controlled scheduler (feature `shuttle`).
+    Shuttle,
+    /// loom's exhaustive explorer (`--cfg loom`).
+    Loom,
+}
+
+impl Backend {
+    /// The backend of this build.
+    pub const fn current() -> Backend {
+        if cfg!(loom) {
+            Backend::Loom
+        } else if cfg!(feature = "shuttle") {
+            Backend::Shuttle
+        } else {
+            Backend::Std
+        }
+    }
+
+    /// `true` for shuttle and loom: schedules are chosen by the backend, not the OS.
+    pub const fn is_controlled(self) -> bool {
+        !matches!(self, Backend::Std)
+    }
+}
+
+/// The preemption bound of loom's exploration unless `LOOM_MAX_PREEMPTIONS` says otherwise:
+/// 2 finds the races of the seed's scenarios, and bounds the number of executions.
+pub const LOOM_PREEMPTIONS: usize = 2;
+
+/// Executions of each seeded randomized shuttle search (random, PCT depth 2, PCT depth 3).
+pub const SHUTTLE_ITERATIONS: usize = 300;
+
+/// The most executions shuttle's depth-first search explores per scenario.
+pub const SHUTTLE_DFS_LIMIT: usize = 2_000;
+
+/// The seed of shuttle's randomized searches.
+pub const SHUTTLE_SEED: u64 = 0x5eed_1013;
+
+/// The stack of every controlled thread that runs the suite's own code (a sequential check,
+/// a property's cases, the judge): what a spawned `std` thread gets by default. The
+/// backends' own defaults (60 KiB for shuttle, 32 KiB for loom) are too small for a property
+/// test and its shrinking.
+const STACK_BYTES: usize = 2 << 20;
+
+/// The most scheduling points (lock acquisitions, atomic operations) loom records in the one
+/// execution a sequential check runs in: loom reserves its path for this many up front, and a
+/// property test's cases need far more than loom's default of 1,000.
+#[cfg(loom)]
+const ONCE_MAX_BRANCHES: usize = 1 << 20;
+
+/// Runs `f` once inside an execution of the backend (directly under std), and returns what
+/// it returned.
+///
+/// # Errors
+///
+/// The message of a panic inside the execution.
+pub(crate) fn in_execution<T, F>(f: F) -> Result<T, String>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    if !Backend::current().is_controlled() {
+        return Ok(f());
+    }
+    let task = Arc::new(Mutex::new(Some(f)));
+    let out: Arc<Mutex<Option<T>>> = Arc::new(Mutex::new(None));
+    let (task2, out2) = (Arc::clone(&task), Arc::clone(&out));
+    let body = move || {
+        let f = task2.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(f) = f {
+            let value = f();
+            *out2.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
+        }
+    };
+    run_controlled(body, Search::Once);
+    let value = out.lock().unwrap_or_else(PoisonError::into_inner).take();
+    value.ok_or_else(|| "the execution ended without a result".to_string())
+}
+
+/// How the backend searches schedules.
+#[derive(Clone, Copy, Debug)]
+// Only shuttle reads the numbers; std and loom ignore them.
+#[cfg_attr(not(feature = "shuttle"), allow(dead_code))]
+enum Search {
+    /// One execution.
+    Once,
+    /// Shuttle's seeded random scheduler.
+    Random(usize),
+    /// Shuttle's seeded PCT scheduler at a depth.
+    Pct(usize, usize),
+    /// Shuttle's depth-first search, bounded.
+    Dfs(usize),
+    /// Loom, exhaustive within the preemption bound.
+    Exhaustive,
+}
+
+#[cfg(all(feature = "shuttle", not(loom)))]
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
+    use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
+    use shuttle::{Config, Runner};
+    let config = || {
+        let mut config = Config::new();
+        config.stack_size = STACK_BYTES;
+        config
+    };
+    match search {
+        Search::Once | Search::Exhaustive => {
+            Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, 1), config()).run(body);
+        }
+        Search::Random(n) => {
+            Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, n), config()).run(body);
+        }
+        Search::Pct(n, depth) => {
+            Runner::new(
+                PctScheduler::new_from_seed(SHUTTLE_SEED, depth, n),
+                config(),
+            )
+            .run(body);
+        }
+        Search::Dfs(n) => {
+            Runner::new(DfsScheduler::new(Some(n), false), config()).run(body);
+        }
+    }
+}
+
+#[cfg(loom)]
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
+    let mut builder = loom::model::Builder::new();
+    match search {
+        Search::Once => {
+            // One thread: a single execution, as long as the check needs. Loom's main
+            // thread has a fixed 32 KiB stack, so the body runs on a thread of its own.
+            builder.max_branches = ONCE_MAX_BRANCHES;
+            builder.preemption_bound = Some(0);
+            let body = std::sync::Arc::new(body);
+            builder.check(move || {
+                let body = std::sync::Arc::clone(&body);
+                let spawned = loom::thread::Builder::new()
+                    .stack_size(STACK_BYTES)
+                    .spawn(move || body());
+                match spawned {
+                    Ok(handle) => {
+                        if let Err(panic) = handle.join() {
+                            std::panic::resume_unwind(panic);
+                        }
+                    }
+                    Err(e) => panic!("could not start the check's thread: {e}"),
+                }
+            });
+        }
+        _ => {
+            if builder.preemption_bound.is_none() {
+                builder.preemption_bound = Some(LOOM_PREEMPTIONS);
+            }
+            builder.check(body);
+        }
+    }
+}
+
+#[cfg(not(any(loom, feature = "shuttle")))]
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, _search: Search) {
+    body();
+}
+
+/// The searches a concurrency scenario gets under the current backend.
+fn searches() -> Vec<Search> {
+    match Backend::current() {
+        Backend::Std => vec![Search::Once],
+        Backend::Shuttle => vec![
+            Search::Random(SHUTTLE_ITERATIONS),
+            Search::Pct(SHUTTLE_ITERATIONS, 2),
+            Search::Pct(SHUTTLE_ITERATIONS, 3),
+            Search::Dfs(SHUTTLE_DFS_LIMIT),
+        ],
+        Backend::Loom => vec![Search::Exhaustive],
+    }
+}
+
+/// A check of one execution beyond linearizability (e.g. "exactly ten passed").
+pub(crate) type Extra = fn(&Scenario, &Execution) -> Result<(), String>;
+
+/// Explores `scenario` on `L` under the backend's searches (shuttle, loom); every
+/// execution must be linearizable, hold the same state the specification does after the
+/// legal order, and pass `extra`.
+///
+/// # Errors
+///
+/// The first execution that fails, as a [`Failure`]: a sequential difference when the same
+/// calls one at a time already disagree with the specification (sequential first), else the
+/// history with why no order explains it.
+pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(), Failure> {
+    // The first execution that failed: its number, the search, and why.
+    let found: Arc<Mutex<Option<(usize, Search, String)>>> = Arc::new(Mutex::new(None));
+    for search in searches() {
+        let (calls, slot) = (scenario.clone(), Arc::clone(&found));
+        let executions = Arc::new(Mutex::new(0usize));
+        let count = Arc::clone(&executions);
+        let body = move || {
+            if slot
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_some()
+            {
+                return;
+            }
+            let n = {
+                let mut c = count.lock().unwrap_or_else(PoisonError::into_inner);
+                *c += 1;
+                *c
+            };
+            let execution = execute::<L>(&calls);
+            let verdict = on_large_stack(|| {
+                judge(&calls, &execution).and_then(|()| extra(&calls, &execution))
+            });
+            if let Err(why) = verdict {
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some((n, search, why));
+                if Backend::current() == Backend::Loom {
+                    // Loom would go on enumerating the rest of the recorded path's
+                    // alternatives, exponentially many, even with every later execution
+                    // returning at once: unwind out of the model instead (without the
+                    // panic hook: this is no panic of the design's).
+                    std::panic::resume_unwind(Box::new(StopExploring));
+                }
+            }
+        };
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_controlled(body, search)
+        }));
+        if let Err(payload) = ran {
+            if !payload.is::<StopExploring>() {
+                std::panic::resume_unwind(payload);
+            }
+        }
+        let failed = found.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some((n, search, why)) = failed {
+            // Sequential first: a design already wrong one call at a time gets that
+            // difference, never "not atomic".
+            let calls = scenario.clone();
+            let sequential = in_execution(move || sequential_first::<L>(&calls));
+            return Err(match sequential {
+                Ok(Some(f)) => f,
+                Ok(None) => Failure::new(format!(
+                    "execution {n} ({search:?}) of a concurrent scenario gave results no sequential order explains"
+                ))
+                .with_detail(format!("{}\n{why}", describe(scenario))),
+                Err(panic) => Failure::new(format!(
+                    "the design panicked when the scenario's calls ran one at a time: {panic}"
+                ))
+                .as_panic(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The payload that ends a loom exploration once an execution has failed.
+struct StopExploring;
+
+/// Runs a computation that touches no controlled primitive (the judge) on a thread with a
+/// full-size stack when the backend's threads have small ones (loom's main thread has
+/// 32 KiB); directly otherwise.
+fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    if Backend::current() != Backend::Loom {
+        return f();
+    }
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, f)
+        {
+            Ok(handle) => match handle.join() {
+                Ok(value) => value,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            Err(e) => panic!("could not start the judge's thread: {e}"),
+        }
+    })
+}
+
+/// The scenario's calls one at a time on a fresh instance, thread by thread (and, for two
+/// threads, also the other way round): the first sequential difference from the
+/// specification, if the design already has one.
+fn sequential_first<L: Limiter>(scenario: &Scenario) -> Option<Failure> {
+    let threads = scenario.threads.len();
+    let forward: Vec<usize> = (0..threads)
+        .flat_map(|t| std::iter::repeat_n(t, scenario.threads[t].len()))
+        .collect();
+    let backward: Vec<usize> = (0..threads)
+        .rev()
+        .flat_map(|t| std::iter::repeat_n(t, scenario.threads[t].len()))
+        .collect();
+    [forward, backward].iter().find_map(|pick| {
+        run_sequentially::<L>(scenario, pick).err().map(|f| {
+            let summary = format!(
+                "the design is already wrong without concurrency: {}",
+                f.summary
+            );
+            Failure {
+                summary,
+                detail: Some(match f.detail {
+                    Some(d) => format!("{d}\nThe calls of a concurrent scenario, run one at a time on a fresh instance, already disagree with the specification: fix this first; the race checks cannot judge atomicity until then."),
+                    None => "The calls of a concurrent scenario, run one at a time on a fresh instance, already disagree with the specification: fix this first; the race checks cannot judge atomicity until then.".to_string(),
+                }),
+                ..f
+            }
+        })
+    })
+}
+
+/// The scenario in words: the policy, the init part, each thread's calls, the post part.
+fn describe(s: &Scenario) -> String {
+    let list = |ops: &[crate::model::Op]| {
+        if ops.is_empty() {
+            "nothing".to_string()
+        } else {
+            ops.iter()
+                .map(|o| o.to_string())
+                .collect::<Vec<_>>()
+                .join("; ")
+        }
+    };
+    let mut out = format!(
+        "scenario: {:?}, max_keys {}\n  init: {}\n",
+        s.policy,
+        s.max_keys,
+        list(&s.init)
+    );
+    for (i, t) in s.threads.iter().enumerate() {
+        out.push_str(&format!("  thread {}: {}\n", i + 1, list(t)));
+    }
+    out.push_str(&format!("  post: {}\n", list(&s.post)));
+    out
+}
