@@ -18,6 +18,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 
 use super::linearizability::{self, Event};
+use super::probe::{guarded, panic_message};
 use super::{Failure, Probe};
 use crate::model::{Model, Op};
 use crate::sync::atomic::{AtomicU64, Ordering};
@@ -54,31 +55,52 @@ pub struct Execution {
 ///
 /// # Panics
 ///
-/// When `L::new` refuses the scenario's policy and key bound, or a thread panics (a panic in
-/// the design propagates, which is what loom and shuttle report).
+/// When `L::new` refuses the scenario's policy and key bound, or the design panics (the panic
+/// propagates with its message, which is what loom and shuttle report).
 pub fn execute<L: Limiter>(scenario: &Scenario) -> Execution {
-    let design = Arc::new(match L::new(scenario.policy, scenario.max_keys) {
-        Ok(design) => design,
-        Err(e) => panic!("the design refused {:?}: {e}", scenario.policy),
-    });
+    match try_execute::<L>(scenario) {
+        Ok(execution) => execution,
+        Err(why) => panic!("{why}"),
+    }
+}
+
+/// [`execute`] with the design's panics caught on every thread, so that a controlled
+/// backend sees an execution that ends normally and the suite reports the panic itself.
+///
+/// # Errors
+///
+/// What went wrong: `L::new` refused the scenario, or the design panicked (the first panic,
+/// with the call it happened in).
+pub fn try_execute<L: Limiter>(scenario: &Scenario) -> Result<Execution, String> {
+    let design = match guarded(|| L::new(scenario.policy, scenario.max_keys)) {
+        Ok(Ok(design)) => Arc::new(design),
+        Ok(Err(e)) => return Err(format!("the design refused {:?}: {e}", scenario.policy)),
+        Err(panic) => {
+            return Err(format!(
+                "new({:?}, max_keys {}) panicked: {panic}",
+                scenario.policy, scenario.max_keys
+            ))
+        }
+    };
     let clock = Arc::new(AtomicU64::new(0));
     let call = |design: &L, clock: &AtomicU64, thread: usize, op: &Op| {
         let invoked = clock.fetch_add(1, Ordering::SeqCst);
-        let outcome = op.run_on(design);
+        let outcome = guarded(|| op.run_on(design))
+            .map_err(|panic| format!("{op} panicked on thread {thread}: {panic}"))?;
         let returned = clock.fetch_add(1, Ordering::SeqCst);
-        Event {
+        Ok(Event {
             thread,
             op: op.clone(),
             outcome,
             invoked,
             returned,
-        }
+        })
     };
     let mut history: Vec<Event> = scenario
         .init
         .iter()
         .map(|op| call(&design, &clock, 0, op))
-        .collect();
+        .collect::<Result<_, String>>()?;
     let handles: Vec<_> = scenario
         .threads
         .iter()
@@ -88,21 +110,31 @@ pub fn execute<L: Limiter>(scenario: &Scenario) -> Execution {
             thread::spawn(move || {
                 ops.iter()
                     .map(|op| call(&design, &clock, i + 1, op))
-                    .collect::<Vec<Event>>()
+                    .collect::<Result<Vec<Event>, String>>()
             })
         })
         .collect();
+    let mut first_panic = None;
     for handle in handles {
         match handle.join() {
-            Ok(events) => history.extend(events),
-            Err(payload) => std::panic::resume_unwind(payload),
+            Ok(Ok(events)) => history.extend(events),
+            Ok(Err(why)) => {
+                first_panic.get_or_insert(why);
+            }
+            Err(payload) => {
+                first_panic.get_or_insert(panic_message(payload.as_ref()));
+            }
         }
     }
-    history.extend(scenario.post.iter().map(|op| call(&design, &clock, 0, op)));
-    Execution {
-        history,
-        snapshot: design.snapshot(),
+    if let Some(why) = first_panic {
+        return Err(why);
     }
+    for op in &scenario.post {
+        history.push(call(&design, &clock, 0, op)?);
+    }
+    let snapshot =
+        guarded(|| design.snapshot()).map_err(|panic| format!("snapshot() panicked: {panic}"))?;
+    Ok(Execution { history, snapshot })
 }
 
 /// Whether `execution` is explained by some sequential order of its calls.

@@ -15,7 +15,8 @@
 //! a design that is already wrong sequentially gets that sequential difference instead.
 use std::sync::{Arc, Mutex, PoisonError};
 
-use super::explore::{execute, judge, run_sequentially, Execution, Scenario};
+use super::explore::{judge, run_sequentially, try_execute, Execution, Scenario};
+use super::probe::guarded;
 use super::Failure;
 use crate::Limiter;
 
@@ -88,18 +89,20 @@ where
         return Ok(f());
     }
     let task = Arc::new(Mutex::new(Some(f)));
-    let out: Arc<Mutex<Option<T>>> = Arc::new(Mutex::new(None));
+    let out: Arc<Mutex<Option<Result<T, String>>>> = Arc::new(Mutex::new(None));
     let (task2, out2) = (Arc::clone(&task), Arc::clone(&out));
     let body = move || {
         let f = task2.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(f) = f {
-            let value = f();
+            // Caught here, inside the execution: the backend then ends it normally instead
+            // of printing its own replay instructions, and the suite reports the panic.
+            let value = guarded(f);
             *out2.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
         }
     };
     run_controlled(body, Search::Once);
     let value = out.lock().unwrap_or_else(PoisonError::into_inner).take();
-    value.ok_or_else(|| "the execution ended without a result".to_string())
+    value.unwrap_or_else(|| Err("the execution ended without a result".to_string()))
 }
 
 /// How the backend searches schedules.
@@ -126,8 +129,23 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
     let config = || {
         let mut config = Config::new();
         config.stack_size = STACK_BYTES;
+        config.failure_persistence = shuttle::FailurePersistence::None;
         config
     };
+    // Shuttle installs a process-wide panic hook on its first run that prints a schedule
+    // for every panic, even one the suite catches and reports (a design's `todo!()`), and
+    // even outside any execution. The suite reports failures itself: let shuttle install
+    // its hook once, then put back the hook that was there before.
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        let before: Arc<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync> =
+            Arc::from(std::panic::take_hook());
+        let during = Arc::clone(&before);
+        std::panic::set_hook(Box::new(move |info| during(info)));
+        Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, 1), config()).run(|| {});
+        drop(std::panic::take_hook());
+        std::panic::set_hook(Box::new(move |info| before(info)));
+    });
     match search {
         Search::Once | Search::Exhaustive => {
             Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, 1), config()).run(body);
@@ -233,10 +251,12 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
                 *c += 1;
                 *c
             };
-            let execution = execute::<L>(&calls);
-            let verdict = on_large_stack(|| {
-                judge(&calls, &execution).and_then(|()| extra(&calls, &execution))
-            });
+            let verdict = match try_execute::<L>(&calls) {
+                Ok(execution) => on_large_stack(|| {
+                    judge(&calls, &execution).and_then(|()| extra(&calls, &execution))
+                }),
+                Err(panic) => Err(format!("{PANICKED}{panic}")),
+            };
             if let Err(why) = verdict {
                 *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some((n, search, why));
                 if Backend::current() == Backend::Loom {
@@ -260,6 +280,13 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
         if let Some((n, search, why)) = failed {
             // Sequential first: a design already wrong one call at a time gets that
             // difference, never "not atomic".
+            if let Some(panic) = why.strip_prefix(PANICKED) {
+                return Err(Failure::new(format!(
+                    "the design panicked in execution {n} ({search:?}) of a concurrent scenario: {panic}"
+                ))
+                .with_detail(describe(scenario))
+                .as_panic());
+            }
             let calls = scenario.clone();
             let sequential = in_execution(move || sequential_first::<L>(&calls));
             return Err(match sequential {
@@ -277,6 +304,9 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
     }
     Ok(())
 }
+
+/// Marks a failed execution whose design panicked (rather than gave illegal results).
+const PANICKED: &str = "panicked: ";
 
 /// The payload that ends a loom exploration once an execution has failed.
 struct StopExploring;
