@@ -159,3 +159,33 @@ fn help_documents_the_subcommand() {
         "{stdout}"
     );
 }
+
+#[test]
+fn explore_refuses_an_unknown_design_and_a_bad_counterexample_clearly() {
+    let out = run(&["explore", "--design", "nope"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.contains("no catalogued design is called \"nope\"")
+            && stderr.contains("SplitReadWrite"),
+        "{stderr}"
+    );
+    let missing = std::env::temp_dir().join(format!(
+        "ratelimit-lab-no-such-counterexample-{}.json",
+        std::process::id()
+    ));
+    let out = run(&[
+        "explore",
+        "--design",
+        "SplitReadWrite",
+        "--replay",
+        missing.to_str().expect("a UTF-8 temp path"),
+    ]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
+    assert!(
+        stderr.contains("cannot read the counterexample"),
+        "{stderr}"
+    );
+    assert!(out.stdout.is_empty(), "nothing runs on a bad file");
+}

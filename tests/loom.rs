@@ -120,3 +120,8 @@ fn caller_sampled_time_arrives_out_of_order_in_some_interleaving() {
     println!("{n} executions explored, {late} delivered the older sample last");
     assert!(late > 0, "no interleaving delivered the older sample last");
 }
+
+#[test]
+fn counterexamples_are_shrunk_narrow_and_replayed() {
+    explore::counterexamples_are_shrunk_narrow_and_replayed();
+}

@@ -218,3 +218,8 @@ fn caller_sampled_time_arrives_out_of_order_in_some_schedule() {
         );
     }
 }
+
+#[test]
+fn counterexamples_are_shrunk_narrow_and_replayed() {
+    explore::counterexamples_are_shrunk_narrow_and_replayed();
+}

@@ -15,7 +15,7 @@ pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 use crate::model::ModelLimiter;
 use crate::reference::TokenBucket;
 use crate::suite::schedule::Backend;
-use crate::suite::{grade, Kind, Report, Suspect};
+use crate::suite::{explore_concurrency, grade, Kind, Report, Suspect};
 use crate::{LimitError, Limiter, Mistake, Policy, Requirement};
 
 /// What a design is in the catalog.
@@ -44,6 +44,7 @@ pub struct Design {
     pub role: Role,
     build: fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>,
     grade: fn(&[Suspect]) -> Report,
+    explore: fn(&[Suspect]) -> Report,
 }
 
 impl fmt::Debug for Design {
@@ -68,6 +69,12 @@ impl Design {
     /// Runs the whole suite on it, diagnosing failures against [`suspects`].
     pub fn grade(&self) -> Report {
         (self.grade)(suspects())
+    }
+
+    /// Runs only the suite's concurrency checks on it (exploring schedules under shuttle and
+    /// loom), diagnosing failures against [`suspects`].
+    pub fn explore(&self) -> Report {
+        (self.explore)(suspects())
     }
 
     /// Why `report` contradicts what the catalog says the suite must conclude about this
@@ -149,18 +156,21 @@ macro_rules! harness_table {
                 role: Role::Reference,
                 build: boxed::<TokenBucket>,
                 grade: grade::<TokenBucket>,
+                explore: explore_concurrency::<TokenBucket>,
             },
             Design {
                 name: "ModelLimiter",
                 role: Role::Specification,
                 build: boxed::<ModelLimiter>,
                 grade: grade::<ModelLimiter>,
+                explore: explore_concurrency::<ModelLimiter>,
             },
             $( Design {
                 name: stringify!($name),
                 role: harness_table!(@role $verdict $(($req, $mistake))?),
                 build: boxed::<$path>,
                 grade: grade::<$path>,
+                explore: explore_concurrency::<$path>,
             }, )*
         ];
     };

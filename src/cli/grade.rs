@@ -208,8 +208,10 @@ fn first_failure_label(report: &Report) -> String {
 
 /// The command that regrades one design with every explanation shown.
 fn regrade(design: &Design) -> String {
+    let cargo = ratelimit_lab::suite::cargo_in_this_mode("run");
+    let cargo = cargo.replace("cargo run --release", "cargo run");
     format!(
-        "cargo run --release -- grade --design {} --explain",
+        "{cargo} --release -- grade --design {} --explain",
         design.name
     )
 }

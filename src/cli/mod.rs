@@ -1,5 +1,6 @@
 //! Command-line interface: one [`Command`] variant per subcommand, one module per variant.
 
+mod explore;
 mod grade;
 mod replay;
 mod table;
@@ -55,6 +56,14 @@ enum Command {
     /// limiter cannot be built). With `--check` the specification runs too and the first
     /// difference is reported with exit status 1.
     Replay(replay::Args),
+    /// Explore one catalogued design's concurrency: the suite's concurrency checks, each
+    /// failure with a shrunk counterexample a person can read and a file that replays it.
+    ///
+    /// Built with `--features shuttle` or `RUSTFLAGS="--cfg loom"` (each in its own target
+    /// directory), every check explores its scenarios' schedules deterministically; the
+    /// default build runs stress rounds on real threads. `--replay FILE` runs a saved
+    /// counterexample again. Exit status 1 when a check failed, 2 for bad arguments.
+    Explore(explore::Args),
 }
 
 /// Parses the command line, runs the subcommand and returns its exit status: `0` on success,
@@ -69,6 +78,7 @@ pub fn run() -> ExitCode {
         Command::Walkthrough(args) => walkthrough::run(&args),
         Command::Grade(args) => grade::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Explore(args) => explore::run(&args),
     }
 }
 

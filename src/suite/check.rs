@@ -111,7 +111,7 @@ macro_rules! __suite_checks {
             i1_extreme_sequences_stay_exact: R1, Some(I1), Some(UncheckedFixedPoint), Property, 2, properties,
                 "proptest: sequences at MAX_QUANTITY and near u64::MAX agree with the specification and stay within capacity";
             r2_twenty_contenders_ten_pass: R2, Some(I2), Some(DoubleSpend), Concurrency, 3, concurrency,
-                "twenty threads spend one token each from capacity ten at t=0: exactly ten pass";
+                "twenty threads (three under loom) spend a token each from a full bucket of ten (two): exactly that many pass";
             i2_each_cost_is_deducted_once: R2, Some(I2), Some(DoubleSpend), Concurrency, 2, concurrency,
                 "threads spending mixed costs at one instant: admitted costs add up to what the bucket lost";
             i3_concurrent_new_keys_respect_max_keys: R3, Some(I3), Some(UntrackedKeys), Concurrency, 2, concurrency,
@@ -121,7 +121,7 @@ macro_rules! __suite_checks {
             r4_cutover_never_undoes_a_spend: R4, Some(I4), Some(SplitCutover), Concurrency, 2, concurrency,
                 "replace_policy racing spends on many keys never publishes balances read before a spend";
             r2_concurrent_histories_linearize: R2, Some(I2), Some(DoubleSpend), Concurrency, 4, concurrency,
-                "randomized rounds of allow / evict_full / replace_policy on real threads: every history has a legal sequential order";
+                "the last token contended, times across keys, random allow / evict_full / replace_policy: every history linearizes";
         }
     };
 }

@@ -127,9 +127,9 @@ impl<L: Limiter> Round<L> {
                 self.max_keys
             ))
             .with_detail(format!(
-                "history (one column per thread, in order of invocation):\n{}\n{}",
+                "history (init and post calls on lines of their own; the concurrent calls step by step, one column per thread):\n{}\n{}",
                 linearizability::history_table(history),
-                linearizability::explain(history, &verdict)
+                linearizability::explain(&start, history, &verdict)
             ))
         })
     }

@@ -14,6 +14,11 @@ pub const ROUNDS: &str = "RATELIMIT_LAB_ROUNDS";
 /// `gradescope.json` (Gradescope) there as soon as it finishes.
 pub const REPORT_DIR: &str = "RATELIMIT_LAB_REPORT_DIR";
 
+/// A counterexample file a failed concurrency check saved under shuttle or loom: when set,
+/// that check explores only the file's scenario, so the same failure is reported again (see
+/// [`Counterexample`](super::counterexample::Counterexample)).
+pub const REPLAY: &str = "RATELIMIT_LAB_REPLAY";
+
 const DEFAULT_SEED: u64 = 0x5eed_2026_0013;
 
 fn number(var: &str, default: u64) -> u64 {

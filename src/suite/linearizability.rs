@@ -126,57 +126,92 @@ impl Search<'_> {
     }
 }
 
-/// The history as a table, one column per thread, in invocation order, each call with what
-/// it returned.
+/// The widest line [`history_table`] prints, in columns.
+pub const MAX_WIDTH: usize = 120;
+
+/// The history for a person, as it happened: the sequential calls (thread `0`) as lines of
+/// their own, and the concurrent part step by step in the order of the logical clock, one
+/// column per thread, each call where it began (`#n` and the call) and where it returned
+/// (`-> outcome`), so that overlapping calls show as overlapping rows. When the columns
+/// would be wider than [`MAX_WIDTH`], the same steps are listed one per line instead.
 pub fn history_table(history: &[Event]) -> String {
-    let threads = history.iter().map(|e| e.thread).max().unwrap_or(0) + 1;
-    let mut order: Vec<usize> = (0..history.len()).collect();
-    order.sort_by_key(|&i| (history[i].invoked, i));
-    let cell = |e: &Event| format!("{} -> {}", e.op, e.outcome);
-    let width = history
+    let threads = history.iter().map(|e| e.thread).max().unwrap_or(0);
+    // Every invocation and return, in logical time: (time, event, is the return).
+    let mut steps: Vec<(u64, usize, bool)> = history
         .iter()
-        .map(|e| cell(e).chars().count())
+        .enumerate()
+        .flat_map(|(i, e)| [(e.invoked, i, false), (e.returned, i, true)])
+        .collect();
+    steps.sort();
+    let text = |i: usize, ret: bool| {
+        let e = &history[i];
+        if ret {
+            format!("-> {}", e.outcome)
+        } else {
+            format!("#{i} {}", e.op)
+        }
+    };
+    let width = steps
+        .iter()
+        .filter(|&&(_, i, _)| history[i].thread != 0)
+        .map(|&(_, i, ret)| text(i, ret).chars().count())
         .max()
         .unwrap_or(10)
         .max(10);
+    let columns = 2 + (width + 3) * threads;
     let mut out = String::new();
-    let names: Vec<String> = (0..threads)
-        .map(|t| {
-            if t == 0 {
-                "sequential (init / post)".to_string()
-            } else {
-                format!("thread {t}")
-            }
-        })
-        .collect();
-    let _ = writeln!(
-        out,
-        "  {}",
-        names
-            .iter()
-            .map(|n| format!("{n:width$}"))
-            .collect::<Vec<_>>()
-            .join(" | ")
-    );
-    let _ = writeln!(out, "  {}", vec!["-".repeat(width); threads].join("-+-"));
-    for i in order {
-        let e = &history[i];
-        let row: Vec<String> = (0..threads)
-            .map(|t| {
-                if t == e.thread {
-                    format!("{:width$}", cell(e))
-                } else {
-                    " ".repeat(width)
-                }
-            })
+    if columns <= MAX_WIDTH && threads > 0 {
+        let header: Vec<String> = (1..=threads)
+            .map(|t| format!("{:width$}", format!("thread {t}")))
             .collect();
-        let _ = writeln!(out, "  {}  #{i}", row.join(" | ").trim_end());
+        let mut concurrent_header = false;
+        for &(_, i, ret) in &steps {
+            let e = &history[i];
+            if e.thread == 0 {
+                if !ret {
+                    let _ = writeln!(out, "  #{i} {} -> {}", e.op, e.outcome);
+                }
+                continue;
+            }
+            if !concurrent_header {
+                let _ = writeln!(out, "  {}", header.join(" | ").trim_end());
+                let _ = writeln!(out, "  {}", vec!["-".repeat(width); threads].join("-+-"));
+                concurrent_header = true;
+            }
+            let row: Vec<String> = (1..=threads)
+                .map(|t| {
+                    if t == e.thread {
+                        format!("{:width$}", text(i, ret))
+                    } else {
+                        " ".repeat(width)
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "  {}", row.join(" | ").trim_end());
+        }
+    } else {
+        for &(_, i, ret) in &steps {
+            let e = &history[i];
+            match (e.thread, ret) {
+                (0, false) => {
+                    let _ = writeln!(out, "  #{i} {} -> {}", e.op, e.outcome);
+                }
+                (0, true) => {}
+                (t, false) => {
+                    let _ = writeln!(out, "  thread {t} calls   #{i} {}", e.op);
+                }
+                (t, true) => {
+                    let _ = writeln!(out, "  thread {t} returns #{i} {}", e.outcome);
+                }
+            }
+        }
     }
     out
 }
 
-/// A reading of a verdict: the legal prefix, then why no event can follow it.
-pub fn explain(history: &[Event], verdict: &Verdict) -> String {
+/// A reading of a verdict: the legal prefix and the specification's state after it (from
+/// `start`), then why no event can follow it.
+pub fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> String {
     let mut out = String::new();
     let prefix: Vec<String> = verdict
         .longest_prefix
@@ -194,20 +229,57 @@ pub fn explain(history: &[Event], verdict: &Verdict) -> String {
             prefix.join(", ")
         }
     );
+    let mut state = start.clone();
+    for &i in &verdict.longest_prefix {
+        state.apply(&history[i].op);
+    }
+    let _ = writeln!(
+        out,
+        "There the specification holds {}.",
+        state_in_words(&state.snapshot())
+    );
     let _ = writeln!(out, "After it, no call can come next:");
     for (i, spec) in &verdict.blocked {
         let e = &history[*i];
         let _ = writeln!(
             out,
-            "  #{i} {} returned \"{}\", but at that point the specification returns \"{}\"",
+            "  #{i} {} returned \"{}\",\n    but there the specification returns \"{}\"",
             e.op, e.outcome, spec
         );
     }
     let _ = writeln!(
         out,
-        "Every order that respects real time (a call that returned before another began stays first) fails the same way, so no sequential execution explains these results: the design's calls are not atomic."
+        "Every order that respects real time (a call that returned before another began stays\nfirst) fails the same way, so no sequential execution explains these results: the\ndesign's calls are not atomic."
     );
     out
+}
+
+/// A state in words: each bucket's balance in tokens (exact, nine decimals when not whole),
+/// the observed time and the policy version.
+pub fn state_in_words(snapshot: &crate::Snapshot) -> String {
+    let buckets: Vec<String> = snapshot
+        .buckets
+        .iter()
+        .map(|(key, b)| {
+            let whole = b.units / u128::from(crate::UNITS_PER_TOKEN);
+            let part = b.units % u128::from(crate::UNITS_PER_TOKEN);
+            if part == 0 {
+                format!("{key:?}: {whole} tokens")
+            } else {
+                format!("{key:?}: {whole}.{part:09} tokens")
+            }
+        })
+        .collect();
+    format!(
+        "{} (observed time {} ns, policy version {})",
+        if buckets.is_empty() {
+            "no buckets".to_string()
+        } else {
+            buckets.join(", ")
+        },
+        snapshot.observed_nanos,
+        snapshot.policy.version()
+    )
 }
 
 #[cfg(test)]
@@ -242,9 +314,34 @@ mod tests {
         let verdict = check(&start, &history).unwrap_err();
         assert_eq!(verdict.longest_prefix.len(), 1);
         assert_eq!(verdict.blocked.len(), 1);
-        let text = explain(&history, &verdict);
+        let text = explain(&start, &history, &verdict);
         assert!(text.contains("retry after 1000000000 ns"), "{text}");
-        assert!(history_table(&history).contains("thread 2"));
+        assert!(
+            text.contains("There the specification holds \"k\": 0 tokens"),
+            "{text}"
+        );
+        let table = history_table(&history);
+        // Thread 1 began, thread 2 began and returned, then thread 1 returned: four steps,
+        // the overlap visible row by row.
+        let rows: Vec<&str> = table.lines().skip(2).collect();
+        assert_eq!(rows.len(), 4, "{table}");
+        assert!(rows[0].starts_with("  #0 allow"), "{table}");
+        assert!(rows[1].contains("| #1 allow"), "{table}");
+        assert!(rows[2].contains("| -> allowed"), "{table}");
+        assert!(rows[3].trim_start().starts_with("-> allowed"), "{table}");
+    }
+
+    #[test]
+    fn a_history_of_many_threads_stays_within_the_width() {
+        let history: Vec<Event> = (0..20)
+            .map(|t| allow(t + 1, 500_000_000, PASS, 2 * t as u64, 2 * t as u64 + 41))
+            .collect();
+        let table = history_table(&history);
+        assert_eq!(table.lines().count(), 40, "{table}");
+        for line in table.lines() {
+            assert!(line.chars().count() <= MAX_WIDTH, "{line}");
+        }
+        assert!(table.contains("thread 20 returns #19"), "{table}");
     }
 
     #[test]

@@ -37,6 +37,7 @@
 mod arithmetic;
 mod check;
 mod concurrency;
+pub mod counterexample;
 mod diagnosis;
 pub mod env;
 pub mod explore;
@@ -56,10 +57,35 @@ pub use check::{find, CheckInfo, Kind, CHECKS};
 pub use diagnosis::{resembling, Lookalike, Suspect};
 pub use failure::{Failure, Replay, TraceRow};
 pub use probe::Probe;
-pub use report::{collect, rerun, Report};
+pub use report::{cargo_in_this_mode, collect, rerun, Report};
 pub use runner::{run_check, run_check_within, CheckResult, Status};
 
 use crate::Limiter;
+
+/// Runs only the concurrency checks on `L`, in suite order: under shuttle and loom each
+/// explores its scenarios' schedules (a failure comes with a shrunk counterexample, saved for
+/// replay); under std each runs stress rounds on real threads. `Report::explanations`
+/// prints the result for a person.
+///
+/// A learner can call it from an example of their own crate, built in the mode to explore:
+///
+/// ```ignore
+/// // examples/explore.rs
+/// fn main() {
+///     let report = ratelimit_lab::suite::explore_concurrency::<my_crate::MyLimiter>(&[]);
+///     print!("{}", report.explanations());
+/// }
+/// ```
+pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
+    Report {
+        results: CHECKS
+            .iter()
+            .filter(|c| c.kind == Kind::Concurrency)
+            .map(|c| (c.name.to_string(), run_check::<L>(c.name, suspects)))
+            .collect(),
+        rerun_command: None,
+    }
+}
 
 /// Runs every check on `L` in suite order and returns the report; sequential failures are
 /// diagnosed against `suspects`.

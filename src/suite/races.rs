@@ -201,15 +201,49 @@ pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failur
         .try_for_each(|s| explore::<L>(s, nothing_more))
 }
 
-/// `r2_concurrent_histories_linearize`: generated scenarios (an init part, two threads of one
-/// to three calls over two keys with their own times, a post part), each explored.
+/// `r2_concurrent_histories_linearize`: the seed's named races that the other checks do not
+/// stage (the last token with two and with three contenders; calls on different keys whose
+/// times must stay globally monotonic), then generated scenarios (an init part, two threads
+/// of one to three calls over two keys with their own times, a post part), each explored.
 pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Failure> {
+    named_races()?
+        .iter()
+        .try_for_each(|s| explore::<L>(s, nothing_more))?;
     let count = match Backend::current() {
         Backend::Loom => 6,
         _ => 24,
     };
     let mut rng = Rng(env::seed() ^ 0x7a11);
     (0..count).try_for_each(|_| explore::<L>(&generated(&mut rng)?, nothing_more))
+}
+
+/// The named races of [`r2_concurrent_histories_linearize`].
+fn named_races() -> Result<Vec<Scenario>, Failure> {
+    let last_token = |contenders: usize| -> Result<Scenario, Failure> {
+        Ok(Scenario {
+            policy: policy(1, 2, 1)?,
+            max_keys: 2,
+            init: vec![allow("k", 1, 0)],
+            threads: (0..contenders)
+                .map(|_| vec![allow("k", 1, SECOND / 2)])
+                .collect(),
+            post: vec![allow("k", 1, SECOND / 2), Op::KeyCount],
+        })
+    };
+    Ok(vec![
+        last_token(2)?,
+        last_token(3)?,
+        // Two keys, two times: the observed time is global, so once the call at 2 s has
+        // returned, no call at an earlier time may pass (the post part at 1.5 s must be
+        // refused whichever order the threads took).
+        Scenario {
+            policy: policy(1, 2, 1)?,
+            max_keys: 4,
+            init: vec![],
+            threads: vec![vec![allow("a", 1, 2 * SECOND)], vec![allow("b", 1, SECOND)]],
+            post: vec![allow("c", 1, 3 * SECOND / 2), Op::KeyCount],
+        },
+    ])
 }
 
 /// xorshift64*, seeded from the suite's seed.

@@ -82,6 +82,22 @@ impl Report {
         }
     }
 
+    /// Every result for a person, in suite order: a line for each check that passed, the full
+    /// explanation of each that did not.
+    pub fn explanations(&self) -> String {
+        let mut out = String::new();
+        for (name, r) in &self.results {
+            if r.passed() {
+                out.push_str(&format!("{name}: passed ({} ms)\n", r.elapsed.as_millis()));
+            } else {
+                out.push('\n');
+                out.push_str(&r.explain(&self.rerun_for(name)));
+                out.push('\n');
+            }
+        }
+        out
+    }
+
     /// The command that reruns the test called `test_name`.
     pub fn rerun_for(&self, test_name: &str) -> String {
         self.rerun_command
@@ -173,9 +189,27 @@ impl Report {
     }
 }
 
-/// The command that reruns one check, named as the test harness names it.
+/// The command that reruns one check, named as the test harness names it, in the mode this
+/// crate is built in (shuttle and loom as the README's learner steps set them up).
 pub fn rerun(test_name: &str) -> String {
-    format!("cargo test -- --exact {test_name}")
+    format!("{} -- --exact {test_name}", cargo_in_this_mode("test"))
+}
+
+/// `cargo <subcommand>` with what the mode this crate is built in needs: nothing for std;
+/// `--release --features shuttle` for shuttle; the loom cfg and its own target directory for
+/// loom.
+pub fn cargo_in_this_mode(subcommand: &str) -> String {
+    match super::schedule::Backend::current() {
+        super::schedule::Backend::Std => format!("cargo {subcommand}"),
+        super::schedule::Backend::Shuttle => {
+            format!(
+                "CARGO_TARGET_DIR=target-shuttle cargo {subcommand} --release --features shuttle"
+            )
+        }
+        super::schedule::Backend::Loom => format!(
+            "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR=target-loom cargo {subcommand} --release"
+        ),
+    }
 }
 
 /// Results of the checks that ran so far in this process (the tests of one test binary),

@@ -9,9 +9,10 @@ use serde::Serialize;
 use crate::Limiter;
 
 use super::check::{dispatch, find, CheckInfo, Kind};
+use super::counterexample::Counterexample;
 use super::diagnosis::{diagnose, Suspect};
 use super::probe::guarded;
-use super::schedule::in_execution;
+use super::schedule::{in_execution, replay, set_current_check, Backend};
 use super::{env, Failure};
 
 /// How a check ended.
@@ -144,8 +145,13 @@ pub fn run_check_within<L: Limiter>(
         .spawn(move || {
             // A sequential check runs inside one execution of the controlled backend (the
             // design's locks belong to it); a concurrency check explores on its own.
+            set_current_check(owned);
             let result = if check_kind == Kind::Concurrency {
-                guarded(|| dispatch::<L>(owned))
+                match replay_file(owned) {
+                    Some(Ok((cx, file))) => guarded(|| Some(replay::<L>(&cx, &file))),
+                    Some(Err(failure)) => Ok(Some(Err(failure))),
+                    None => guarded(|| dispatch::<L>(owned)),
+                }
             } else {
                 guarded(|| in_execution(move || dispatch::<L>(owned))).and_then(|r| r)
             };
@@ -188,5 +194,24 @@ pub fn run_check_within<L: Limiter>(
         check: *check,
         status,
         elapsed: started.elapsed(),
+    }
+}
+
+/// The counterexample [`env::REPLAY`] names, when it is set, names the check `check`, and
+/// the backend explores schedules; an unreadable file is an error for that check.
+fn replay_file(check: &str) -> Option<Result<(Counterexample, String), Failure>> {
+    let file = std::env::var(env::REPLAY)
+        .ok()
+        .filter(|f| !f.trim().is_empty())?;
+    if !Backend::current().is_controlled() {
+        return Some(Err(Failure::new(format!(
+            "{} is set, but this build runs real threads: a counterexample replays only built with shuttle or loom, in the mode it was found",
+            env::REPLAY
+        ))));
+    }
+    match Counterexample::load(std::path::Path::new(&file)) {
+        Err(failure) => Some(Err(failure)),
+        Ok(cx) if cx.check == check => Some(Ok((cx, file))),
+        Ok(_) => None,
     }
 }

@@ -15,9 +15,10 @@
 //! a design that is already wrong sequentially gets that sequential difference instead.
 use std::sync::{Arc, Mutex, PoisonError};
 
+use super::counterexample::{backend_name, Counterexample};
 use super::explore::{judge, run_sequentially, try_execute, Execution, Scenario};
 use super::probe::guarded;
-use super::Failure;
+use super::{env, Failure};
 use crate::Limiter;
 
 /// The backend [`sync`](crate::sync) is built with.
@@ -232,12 +233,87 @@ pub(crate) type Extra = fn(&Scenario, &Execution) -> Result<(), String>;
 /// calls one at a time already disagree with the specification (sequential first), else the
 /// history with why no order explains it.
 pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(), Failure> {
-    // The first execution that failed: its number, the search, and why.
-    let found: Arc<Mutex<Option<(usize, Search, String)>>> = Arc::new(Mutex::new(None));
+    let Some(found) = find::<L>(scenario, extra) else {
+        return Ok(());
+    };
+    if let Some(panic) = found.why.strip_prefix(PANICKED) {
+        return Err(Failure::new(format!(
+            "the design panicked in execution {} ({:?}) of a concurrent scenario: {panic}",
+            found.execution, found.search
+        ))
+        .with_detail(describe(scenario))
+        .as_panic());
+    }
+    // Sequential first: a design already wrong one call at a time gets that difference,
+    // never "not atomic".
+    let calls = scenario.clone();
+    match in_execution(move || sequential_first::<L>(&calls)) {
+        Ok(Some(f)) => return Err(f),
+        Ok(None) => {}
+        Err(panic) => {
+            return Err(Failure::new(format!(
+                "the design panicked when the scenario's calls ran one at a time: {panic}"
+            ))
+            .as_panic())
+        }
+    }
+    let (shrunk, found) = shrink::<L>(scenario, found);
+    let check = CURRENT_CHECK.with(std::cell::Cell::get);
+    let saved = Counterexample {
+        check: check.to_string(),
+        backend: backend_name(Backend::current()).to_string(),
+        search: format!("{:?}", found.search),
+        execution: found.execution,
+        scenario: shrunk.clone(),
+    }
+    .save();
+    let replay = match saved {
+        Ok(path) => format!(
+            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n  {}={} \\\n  {} \\\n  -- --exact {check}\n",
+            env::REPLAY,
+            path.display(),
+            super::cargo_in_this_mode("test"),
+        ),
+        Err(e) => format!("\n(the counterexample could not be saved: {e})\n"),
+    };
+    let smaller = if shrunk == *scenario {
+        String::new()
+    } else {
+        format!(
+            ", shrunk from {} threads and {} calls",
+            scenario.threads.len(),
+            calls_in(scenario)
+        )
+    };
+    Err(Failure::new(format!(
+        "no sequential order explains execution {} ({:?}) of a concurrent scenario",
+        found.execution, found.search
+    ))
+    .with_detail(format!(
+        "{} threads and {} calls{smaller}:\n{}\n{}{replay}",
+        shrunk.threads.len(),
+        calls_in(&shrunk),
+        describe(&shrunk),
+        found.why
+    )))
+}
+
+/// The first failing execution of a scenario.
+struct Found {
+    /// Its number within its search, from 1.
+    execution: usize,
+    /// The search that found it.
+    search: Search,
+    /// Why it failed (or [`PANICKED`] and the design's panic).
+    why: String,
+}
+
+/// Runs the backend's searches over `scenario` until an execution fails.
+fn find<L: Limiter>(scenario: &Scenario, extra: Extra) -> Option<Found> {
+    let found: Arc<Mutex<Option<Found>>> = Arc::new(Mutex::new(None));
     for search in searches() {
         let (calls, slot) = (scenario.clone(), Arc::clone(&found));
-        let executions = Arc::new(Mutex::new(0usize));
-        let count = Arc::clone(&executions);
+        let count = Arc::new(Mutex::new(0usize));
         let body = move || {
             if slot
                 .lock()
@@ -246,19 +322,23 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
             {
                 return;
             }
-            let n = {
+            let execution = {
                 let mut c = count.lock().unwrap_or_else(PoisonError::into_inner);
                 *c += 1;
                 *c
             };
             let verdict = match try_execute::<L>(&calls) {
-                Ok(execution) => on_large_stack(|| {
-                    judge(&calls, &execution).and_then(|()| extra(&calls, &execution))
-                }),
+                Ok(ran) => {
+                    on_large_stack(|| judge(&calls, &ran).and_then(|()| extra(&calls, &ran)))
+                }
                 Err(panic) => Err(format!("{PANICKED}{panic}")),
             };
             if let Err(why) = verdict {
-                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some((n, search, why));
+                *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(Found {
+                    execution,
+                    search,
+                    why,
+                });
                 if Backend::current() == Backend::Loom {
                     // Loom would go on enumerating the rest of the recorded path's
                     // alternatives, exponentially many, even with every later execution
@@ -277,36 +357,116 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
             }
         }
         let failed = found.lock().unwrap_or_else(PoisonError::into_inner).take();
-        if let Some((n, search, why)) = failed {
-            // Sequential first: a design already wrong one call at a time gets that
-            // difference, never "not atomic".
-            if let Some(panic) = why.strip_prefix(PANICKED) {
-                return Err(Failure::new(format!(
-                    "the design panicked in execution {n} ({search:?}) of a concurrent scenario: {panic}"
-                ))
-                .with_detail(describe(scenario))
-                .as_panic());
-            }
-            let calls = scenario.clone();
-            let sequential = in_execution(move || sequential_first::<L>(&calls));
-            return Err(match sequential {
-                Ok(Some(f)) => f,
-                Ok(None) => Failure::new(format!(
-                    "execution {n} ({search:?}) of a concurrent scenario gave results no sequential order explains"
-                ))
-                .with_detail(format!("{}\n{why}", describe(scenario))),
-                Err(panic) => Failure::new(format!(
-                    "the design panicked when the scenario's calls ran one at a time: {panic}"
-                ))
-                .as_panic(),
-            });
+        if failed.is_some() {
+            return failed;
         }
     }
-    Ok(())
+    None
+}
+
+/// The most smaller scenarios [`shrink`] explores: each that passes costs a full search.
+const SHRINK_ATTEMPTS: usize = 48;
+
+/// Greedily removes threads and calls from a failing scenario while it still fails the
+/// linearizability judgement alone (a check's own count, such as "exactly ten pass", does
+/// not carry over to fewer threads), keeping at least two threads.
+fn shrink<L: Limiter>(scenario: &Scenario, found: Found) -> (Scenario, Found) {
+    let (mut current, mut found) = (scenario.clone(), found);
+    let mut attempts = 0;
+    'smaller: loop {
+        for candidate in smaller(&current) {
+            if attempts == SHRINK_ATTEMPTS {
+                break 'smaller;
+            }
+            attempts += 1;
+            if let Some(f) = find::<L>(&candidate, |_, _| Ok(())) {
+                if !f.why.starts_with(PANICKED) {
+                    current = candidate;
+                    found = f;
+                    continue 'smaller;
+                }
+            }
+        }
+        break;
+    }
+    (current, found)
+}
+
+/// Scenarios one step smaller than `s`: a thread fewer (down to two), a call fewer in a
+/// thread of several calls, a post call fewer, an init call fewer; the biggest cuts first.
+fn smaller(s: &Scenario) -> Vec<Scenario> {
+    let mut out = Vec::new();
+    if s.threads.len() > 2 {
+        for t in 0..s.threads.len() {
+            let mut c = s.clone();
+            c.threads.remove(t);
+            out.push(c);
+        }
+    }
+    for t in 0..s.threads.len() {
+        for i in 0..s.threads[t].len() {
+            if s.threads[t].len() > 1 {
+                let mut c = s.clone();
+                c.threads[t].remove(i);
+                out.push(c);
+            }
+        }
+    }
+    for i in 0..s.post.len() {
+        let mut c = s.clone();
+        c.post.remove(i);
+        out.push(c);
+    }
+    for i in 0..s.init.len() {
+        let mut c = s.clone();
+        c.init.remove(i);
+        out.push(c);
+    }
+    out
+}
+
+/// How many calls a scenario makes in all.
+fn calls_in(s: &Scenario) -> usize {
+    s.init.len() + s.threads.iter().map(Vec::len).sum::<usize>() + s.post.len()
 }
 
 /// Marks a failed execution whose design panicked (rather than gave illegal results).
 const PANICKED: &str = "panicked: ";
+
+std::thread_local! {
+    /// The check running on this thread, for the counterexample file.
+    static CURRENT_CHECK: std::cell::Cell<&'static str> = const { std::cell::Cell::new("") };
+}
+
+/// Records which check runs on this thread (the runner calls it first on a check's thread).
+pub(crate) fn set_current_check(name: &'static str) {
+    CURRENT_CHECK.with(|c| c.set(name));
+}
+
+/// Explores only the scenario of a saved counterexample, with the searches of the backend
+/// this crate is built with.
+///
+/// # Errors
+///
+/// The failure again (as [`explore`] reports it, without shrinking), or a clear error when
+/// the file was saved under another backend.
+pub fn replay<L: Limiter>(cx: &Counterexample, file: &str) -> Result<(), Failure> {
+    let here = backend_name(Backend::current());
+    if cx.backend != here {
+        return Err(Failure::new(format!(
+            "{file} was found under {}, and this build is {here}: replay it built in the {} mode",
+            cx.backend, cx.backend
+        )));
+    }
+    match find::<L>(&cx.scenario, |_, _| Ok(())) {
+        None => Ok(()),
+        Some(found) => Err(Failure::new(format!(
+            "replayed {file}: execution {} ({:?}) fails again",
+            found.execution, found.search
+        ))
+        .with_detail(format!("{}\n{}", describe(&cx.scenario), found.why))),
+    }
+}
 
 /// The payload that ends a loom exploration once an execution has failed.
 struct StopExploring;

@@ -287,3 +287,62 @@ pub fn caller_sampled_race() -> usize {
     }
     backwards
 }
+
+/// Each known-bad design fails the suite's check for its race with a counterexample shrunk to
+/// at most two threads of at most three calls, printed within 120 columns (commands aside),
+/// saved to a file that replays to the same failure.
+pub fn counterexamples_are_shrunk_narrow_and_replayed() {
+    use ratelimit_lab::suite::counterexample::Counterexample;
+    use ratelimit_lab::suite::{run_check, schedule, Status};
+
+    fn case<L: Limiter>(design: &str, check: &str) {
+        let result = run_check::<L>(check, &[]);
+        let Status::Failed(failure) = &result.status else {
+            panic!("{design} passed {check}: {:?}", result.status);
+        };
+        assert!(
+            failure.summary.starts_with("no sequential order explains"),
+            "{design}: {}",
+            failure.summary
+        );
+        let detail = failure.detail.clone().unwrap_or_default();
+        for line in detail.lines() {
+            let command = line.contains("cargo ") || line.contains("RATELIMIT_LAB_REPLAY=");
+            assert!(
+                command || line.chars().count() <= 120,
+                "{design}: a line of {} columns: {line}",
+                line.chars().count()
+            );
+        }
+        let file = detail
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("RATELIMIT_LAB_REPLAY="))
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("{design}: no replay file in\n{detail}"));
+        let cx = Counterexample::load(std::path::Path::new(file))
+            .unwrap_or_else(|f| panic!("{design}: {}", f.summary));
+        assert_eq!(cx.check, check);
+        assert!(
+            cx.scenario.threads.len() <= 2,
+            "{design}: {:?}",
+            cx.scenario
+        );
+        assert!(
+            cx.scenario.threads.iter().all(|t| t.len() <= 3),
+            "{design}: {:?}",
+            cx.scenario
+        );
+        let again = schedule::replay::<L>(&cx, file).expect_err("the replay fails again");
+        assert!(again.summary.contains("fails again"), "{}", again.summary);
+        assert!(
+            again
+                .summary
+                .contains(&format!("execution {} ({})", cx.execution, cx.search)),
+            "{design}: the same execution: {} vs {cx:?}",
+            again.summary
+        );
+    }
+    case::<SplitReadWrite>("SplitReadWrite", "r2_twenty_contenders_ten_pass");
+    case::<RacyEvictFull>("RacyEvictFull", "r3_eviction_never_undoes_a_spend");
+    case::<RacyCutover>("RacyCutover", "r4_cutover_never_undoes_a_spend");
+}
