@@ -448,8 +448,8 @@ pub(crate) fn set_current_check(name: &'static str) {
 ///
 /// # Errors
 ///
-/// The failure again (as [`explore`] reports it, without shrinking), or a clear error when
-/// the file was saved under another backend.
+/// The failure again (as a failing concurrency check reports it, without shrinking), or a
+/// clear error when the file was saved under another backend.
 pub fn replay<L: Limiter>(cx: &Counterexample, file: &str) -> Result<(), Failure> {
     let here = backend_name(Backend::current());
     if cx.backend != here {
