@@ -135,7 +135,8 @@ impl<L: Limiter> Round<L> {
     }
 }
 
-fn allow(key: &str, cost: u64, now: u64) -> Op {
+/// An `allow` call, for the scenarios of this module and of `races`.
+pub(super) fn allow(key: &str, cost: u64, now: u64) -> Op {
     Op::Allow {
         key: key.to_string(),
         cost,
@@ -143,7 +144,8 @@ fn allow(key: &str, cost: u64, now: u64) -> Op {
     }
 }
 
-fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
+/// A policy the check itself chose; an invalid one is reported as the check's fault.
+pub(super) fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
     Policy::new(version, capacity, rate)
         .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
 }

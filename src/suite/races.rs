@@ -6,8 +6,9 @@
 //! Sizes fit the backend: loom explores at most four threads besides the main one, so the
 //! seed's twenty contenders become three at capacity two there; shuttle runs the twenty.
 use crate::model::Op;
-use crate::{Decision, Policy};
+use crate::Decision;
 
+use super::concurrency::{allow, policy};
 use super::env;
 use super::explore::{Execution, Scenario};
 use super::schedule::{explore, Backend};
@@ -15,19 +16,6 @@ use super::Failure;
 use crate::Limiter;
 
 const SECOND: u64 = 1_000_000_000;
-
-fn allow(key: &str, cost: u64, now: u64) -> Op {
-    Op::Allow {
-        key: key.to_owned(),
-        cost,
-        now,
-    }
-}
-
-fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
-    Policy::new(version, capacity, rate)
-        .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
-}
 
 fn allowed(e: &crate::explore::Execution, thread: usize) -> usize {
     e.history
