@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
 use ratelimit_lab::catalog::alternatives::{
-    CheckedU64Bucket, LazyMigration, RwLockBucket, ShardedLocks,
+    CheckedU64Bucket, LazyMigration, OwnerThread, RwLockBucket, ShardedLocks,
 };
 use ratelimit_lab::model::{Model, Op, Outcome};
 use ratelimit_lab::reference::TokenBucket;
@@ -214,6 +214,11 @@ fn the_checked_u64_alternative_agrees_with_the_specification() {
     agree::<CheckedU64Bucket>("CheckedU64Bucket", 20_000);
 }
 
+#[test]
+fn the_owner_thread_alternative_agrees_with_the_specification() {
+    agree::<OwnerThread>("OwnerThread", 20_000);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Fixed scripts a lazy or sharded design could get wrong, on every correct design
 // ---------------------------------------------------------------------------------------------
@@ -351,6 +356,7 @@ fn fixed_cutover_and_eviction_scripts_agree_on_every_correct_design() {
     scripts::<LazyMigration>();
     scripts::<ShardedLocks>();
     scripts::<CheckedU64Bucket>();
+    scripts::<OwnerThread>();
 }
 
 // ---------------------------------------------------------------------------------------------

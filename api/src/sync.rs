@@ -12,6 +12,13 @@
 //! guards), `Condvar`, the `atomic` types, `mpsc` channels (for an actor design: one owner
 //! thread behind a channel) and `thread`.
 //!
+//! One difference to know: under loom, `Receiver::recv` does not return an error when every
+//! `Sender` is gone; it waits, and loom reports a deadlock. An owner thread that waits for its
+//! inbox to close never ends there: stop it with a message of its own (say, from `Drop`).
+//! Loom also allows five threads per execution in all: the suite runs a sequential check's
+//! instances each in an execution of its own, and keeps its concurrent scenarios to three
+//! threads, so a design may spawn one thread per instance.
+//!
 //! The switch is `cfg(loom)` and the feature, not `cfg(test)`: `cfg(test)` is off when a
 //! learner's crate builds this one as a dependency.
 

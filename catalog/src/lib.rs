@@ -1,7 +1,8 @@
 //! The catalog: designs the conformance suite must judge, with the verdict it must reach.
 //!
 //! - [`alternatives`]: correct designs built differently from the reference (an `RwLock`
-//!   map, lazy policy migration, per-key locks, `u64` whole-plus-fraction arithmetic). The
+//!   map, lazy policy migration, per-key locks, `u64` whole-plus-fraction arithmetic, one
+//!   owner thread behind a channel). The
 //!   suite must accept each of them.
 //! - [`mistakes`]: deliberately wrong designs, one planted flaw each, tied to the seed's words
 //!   where the seed has them. The suite must reject each one, first on the [`Requirement`] it
@@ -82,6 +83,7 @@ macro_rules! for_each_design {
             $crate::alternatives::LazyMigration => LazyMigration: Correct;
             $crate::alternatives::ShardedLocks => ShardedLocks: Correct;
             $crate::alternatives::CheckedU64Bucket => CheckedU64Bucket: Correct;
+            $crate::alternatives::OwnerThread => OwnerThread: Correct;
             $crate::mistakes::FixedWindowBucket => FixedWindowBucket: Wrong(R1, WindowReset);
             $crate::mistakes::WholeTokenRefill => WholeTokenRefill: Wrong(R1, DroppedFraction);
             $crate::mistakes::RejectionForgetsCredit => RejectionForgetsCredit: Wrong(R1, DroppedFraction);

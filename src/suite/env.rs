@@ -6,7 +6,9 @@ pub const CASES: &str = "RATELIMIT_LAB_CASES";
 /// Seed (a `u64`) for every generated input, so a grade is reproducible. Defaults to a fixed
 /// value; set it to explore other inputs.
 pub const SEED: &str = "RATELIMIT_LAB_SEED";
-/// Seconds one check may run before it is reported as timed out. Defaults to 10.
+/// Seconds one check may run before it is reported as timed out. Defaults to 10 with real
+/// threads and 60 under shuttle and loom, whose searches run thousands of executions (loom
+/// and shuttle report a deadlock themselves; the limit catches a design far too slow).
 pub const TIMEOUT: &str = "RATELIMIT_LAB_TIMEOUT_SECS";
 /// Rounds of each concurrency check. Defaults to 200.
 pub const ROUNDS: &str = "RATELIMIT_LAB_ROUNDS";
@@ -51,7 +53,12 @@ pub fn seed_bytes() -> [u8; 32] {
 
 /// [`TIMEOUT`].
 pub fn timeout() -> std::time::Duration {
-    std::time::Duration::from_secs(number(TIMEOUT, 10).max(1))
+    let default = if super::schedule::Backend::current().is_controlled() {
+        60
+    } else {
+        10
+    };
+    std::time::Duration::from_secs(number(TIMEOUT, default).max(1))
 }
 
 /// [`ROUNDS`].

@@ -43,6 +43,7 @@ pub mod env;
 pub mod explore;
 mod failure;
 pub mod generate;
+mod hosted;
 pub mod linearizability;
 mod probe;
 mod properties;

@@ -11,6 +11,7 @@ use crate::Limiter;
 use super::check::{dispatch, find, CheckInfo, Kind};
 use super::counterexample::Counterexample;
 use super::diagnosis::{diagnose, Suspect};
+use super::hosted::Hosted;
 use super::probe::guarded;
 use super::schedule::{in_execution, replay, set_current_check, Backend};
 use super::{env, Failure};
@@ -143,7 +144,7 @@ pub fn run_check_within<L: Limiter>(
     let spawned = thread::Builder::new()
         .name(format!("check {owned}"))
         .spawn(move || {
-            // A sequential check runs inside one execution of the controlled backend (the
+            // A sequential check runs inside an execution of the controlled backend (the
             // design's locks belong to it); a concurrency check explores on its own.
             set_current_check(owned);
             let result = if check_kind == Kind::Concurrency {
@@ -152,6 +153,11 @@ pub fn run_check_within<L: Limiter>(
                     Some(Err(failure)) => Ok(Some(Err(failure))),
                     None => guarded(|| dispatch::<L>(owned)),
                 }
+            } else if Backend::current() == Backend::Loom {
+                // Loom allows five threads per execution in all: each instance gets an
+                // execution of its own, so a design with a thread per instance is built as
+                // often as the check needs.
+                guarded(|| dispatch::<Hosted<L>>(owned))
             } else {
                 guarded(|| in_execution(move || dispatch::<L>(owned))).and_then(|r| r)
             };

@@ -6,8 +6,9 @@
 //!   (the design's locks are shuttle's); a concurrency check explores each of its scenarios
 //!   with seeded random and PCT schedulers (depths 2 and 3) and a bounded depth-first search,
 //!   so every run explores the same schedules.
-//! - **loom** (`RUSTFLAGS="--cfg loom"`): a sequential check runs inside one loom execution; a
-//!   concurrency check explores every interleaving of each scenario within a preemption
+//! - **loom** (`RUSTFLAGS="--cfg loom"`): a sequential check builds each design instance in a
+//!   loom execution of its own and drives it from outside (loom allows five threads per
+//!   execution in all, and a design may spawn one per instance); a concurrency check explores every interleaving of each scenario within a preemption
 //!   bound of [`LOOM_PREEMPTIONS`] (loom's own `LOOM_MAX_PREEMPTIONS` overrides it).
 //!
 //! Every execution of a scenario is judged by the linearizability checker; before a history
@@ -312,7 +313,7 @@ struct Found {
 fn find<L: Limiter>(scenario: &Scenario, extra: Extra) -> Option<Found> {
     let found: Arc<Mutex<Option<Found>>> = Arc::new(Mutex::new(None));
     for search in searches() {
-        let (calls, slot) = (scenario.clone(), Arc::clone(&found));
+        let (calls, slot) = (Arc::new(scenario.clone()), Arc::clone(&found));
         let count = Arc::new(Mutex::new(0usize));
         let body = move || {
             if slot
@@ -329,7 +330,8 @@ fn find<L: Limiter>(scenario: &Scenario, extra: Extra) -> Option<Found> {
             };
             let verdict = match try_execute::<L>(&calls) {
                 Ok(ran) => {
-                    on_large_stack(|| judge(&calls, &ran).and_then(|()| extra(&calls, &ran)))
+                    let calls = Arc::clone(&calls);
+                    on_large_stack(move || judge(&calls, &ran).and_then(|()| extra(&calls, &ran)))
                 }
                 Err(panic) => Err(format!("{PANICKED}{panic}")),
             };
@@ -473,23 +475,55 @@ struct StopExploring;
 
 /// Runs a computation that touches no controlled primitive (the judge) on a thread with a
 /// full-size stack when the backend's threads have small ones (loom's main thread has
-/// 32 KiB); directly otherwise.
-fn on_large_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+/// 32 KiB); directly otherwise. The thread is started once per OS thread and kept: loom runs
+/// thousands of executions per scenario, and a thread per execution would cost more than
+/// the executions.
+fn on_large_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    use std::cell::RefCell;
+    use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+    use std::sync::mpsc::{channel, Sender};
+    type Task = Box<dyn FnOnce() + Send>;
+    std::thread_local! {
+        static WORKER: RefCell<Option<Sender<Task>>> = const { RefCell::new(None) };
+    }
     if Backend::current() != Backend::Loom {
         return f();
     }
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .stack_size(STACK_BYTES)
-            .spawn_scoped(scope, f)
-        {
-            Ok(handle) => match handle.join() {
-                Ok(value) => value,
-                Err(panic) => std::panic::resume_unwind(panic),
-            },
-            Err(e) => panic!("could not start the judge's thread: {e}"),
+    let (answer, answered) = channel();
+    let task: Task = Box::new(move || {
+        let _ = answer.send(catch_unwind(AssertUnwindSafe(f)));
+    });
+    WORKER.with(|worker| {
+        let mut worker = worker.borrow_mut();
+        // A send fails only when the thread has ended; the task then comes back.
+        let unsent = match worker.as_ref() {
+            Some(sender) => sender.send(task).err().map(|back| back.0),
+            None => Some(task),
+        };
+        if let Some(task) = unsent {
+            let (sender, tasks) = channel::<Task>();
+            let started = std::thread::Builder::new()
+                .name("judge".to_string())
+                .stack_size(STACK_BYTES)
+                .spawn(move || {
+                    while let Ok(task) = tasks.recv() {
+                        task();
+                    }
+                });
+            match started {
+                Ok(_) => {
+                    let _ = sender.send(task);
+                    *worker = Some(sender);
+                }
+                Err(e) => panic!("could not start the judge's thread: {e}"),
+            }
         }
-    })
+    });
+    match answered.recv() {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => resume_unwind(panic),
+        Err(_) => panic!("the judge's thread ended without an answer"),
+    }
 }
 
 /// The scenario's calls one at a time on a fresh instance, thread by thread (and, for two

@@ -12,3 +12,6 @@ pub use lazy_migration::LazyMigration;
 
 mod checked_u64_bucket;
 pub use checked_u64_bucket::CheckedU64Bucket;
+
+mod owner_thread;
+pub use owner_thread::OwnerThread;

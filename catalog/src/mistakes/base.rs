@@ -4,7 +4,8 @@
 //! whole tokens.
 //!
 //! A design uses these where it is right and writes its own code only where it plants its flaw,
-//! so that the flaw is the one visible difference from the reference.
+//! so that the flaw is the one visible difference from the reference. The owner-thread
+//! alternative keeps the same [`State`] on its one thread, with no lock at all.
 use std::collections::HashMap;
 
 use ratelimit_lab_api::rules as contract;
@@ -15,11 +16,11 @@ use ratelimit_lab_api::{
 
 /// Everything one monitor owns, as in the reference.
 #[derive(Debug)]
-pub(super) struct State {
+pub(crate) struct State {
     pub(super) policy: Policy,
     pub(super) max_keys: usize,
     pub(super) observed: u64,
-    pub(super) buckets: HashMap<String, BucketState>,
+    pub(crate) buckets: HashMap<String, BucketState>,
 }
 
 /// A refill rule: the balance of a bucket at a time, under a policy.
@@ -79,7 +80,7 @@ pub(super) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl State {
     /// The state of a new limiter.
-    pub(super) fn new(policy: Policy, max_keys: usize) -> Result<State, LimitError> {
+    pub(crate) fn new(policy: Policy, max_keys: usize) -> Result<State, LimitError> {
         contract::check_max_keys(max_keys)?;
         Ok(State {
             policy,
@@ -136,7 +137,7 @@ impl State {
     }
 
     /// A correct `allow`, for designs whose flaw lies elsewhere.
-    pub(super) fn allow(&mut self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+    pub(crate) fn allow(&mut self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         self.allow_with(refilled, key, cost, now)
     }
 
@@ -160,7 +161,7 @@ impl State {
     }
 
     /// A correct `evict_full`: removes exactly the buckets that are full at `now`.
-    pub(super) fn evict_full(&mut self, now: u64) -> Result<usize, LimitError> {
+    pub(crate) fn evict_full(&mut self, now: u64) -> Result<usize, LimitError> {
         self.evict_full_with(refilled, now)
     }
 
@@ -180,7 +181,7 @@ impl State {
     }
 
     /// A correct `replace_policy`: refill under the old policy, clamp to the new ceiling.
-    pub(super) fn replace_policy(
+    pub(crate) fn replace_policy(
         &mut self,
         next: Policy,
         expected_version: u64,
@@ -213,7 +214,7 @@ impl State {
     }
 
     /// What is stored, as stored.
-    pub(super) fn snapshot(&self) -> Snapshot {
+    pub(crate) fn snapshot(&self) -> Snapshot {
         Snapshot {
             policy: self.policy,
             observed_nanos: self.observed,

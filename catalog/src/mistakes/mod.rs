@@ -51,7 +51,7 @@
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
 
 mod accepts_stale_time;
-mod base;
+pub(crate) mod base;
 mod ceil_whole_tokens;
 mod error_mutates_state;
 mod fixed_window_bucket;
