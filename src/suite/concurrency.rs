@@ -4,10 +4,11 @@
 //! the specification, including a sequential post part that exposes races whose damage shows
 //! only later (a spent bucket that comes back full, a spend lost at cutover).
 //!
-//! This is the std mode's way (real threads, `RATELIMIT_LAB_ROUNDS` rounds: a race shows in
-//! some rounds, so a racy design is caught with a probability, not always). Built with
-//! shuttle or loom, each check explores small scenarios under the controlled scheduler
-//! instead ([`races`](super::races)).
+//! Every check first explores the small scenarios of [`races`](super::races): under shuttle
+//! and loom with the controlled scheduler, and that is all; under std on real threads with
+//! the facade's perturbation on. Under std the rounds here follow, for designs whose locks
+//! are raw `std::sync` and so are never perturbed (`RATELIMIT_LAB_ROUNDS` rounds: a race
+//! shows in some rounds, so such a design is caught with a probability, not always).
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -157,8 +158,9 @@ fn allowed(e: &Event) -> bool {
 /// Twenty threads each spend one token at t = 0 from capacity ten: exactly ten pass, and the
 /// history linearizes.
 pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure> {
+    races::r2_twenty_contenders_ten_pass::<L>()?;
     if Backend::current().is_controlled() {
-        return races::r2_twenty_contenders_ten_pass::<L>();
+        return Ok(());
     }
     let rounds = (env::rounds() / 4).max(1);
     for round in 0..rounds {
@@ -187,8 +189,9 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
 /// Threads spend mixed costs at one instant; the admitted costs must add up to exactly what
 /// the bucket lost, which a sequential probe then reads back.
 pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure> {
+    races::i2_each_cost_is_deducted_once::<L>()?;
     if Backend::current().is_controlled() {
-        return races::i2_each_cost_is_deducted_once::<L>();
+        return Ok(());
     }
     let mut rng = env::seed() ^ 0x12;
     for round in 0..env::rounds() {
@@ -239,8 +242,9 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
 /// Threads race to create distinct keys under a small bound: exactly `max_keys` succeed and
 /// the rest get `KeyCapacityReached`.
 pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<(), Failure> {
+    races::i3_concurrent_new_keys_respect_max_keys::<L>()?;
     if Backend::current().is_controlled() {
-        return races::i3_concurrent_new_keys_respect_max_keys::<L>();
+        return Ok(());
     }
     let keys = ["a", "b", "c", "d", "e", "f"];
     for round in 0..(env::rounds() / 2).max(1) {
@@ -271,8 +275,9 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
 /// Random rounds of mixed calls on real threads, each history (init, parallel and post parts)
 /// checked for linearizability.
 pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Failure> {
+    races::r2_concurrent_histories_linearize::<L>()?;
     if Backend::current().is_controlled() {
-        return races::r2_concurrent_histories_linearize::<L>();
+        return Ok(());
     }
     let mut rng = env::seed() ^ 0x2;
     let mut next = move |n: u64| {
@@ -432,16 +437,18 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
 
 /// `evict_full` racing spends never drops a bucket that a spend emptied in between.
 pub(crate) fn r3_eviction_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
+    races::r3_eviction_never_undoes_a_spend::<L>()?;
     if Backend::current().is_controlled() {
-        return races::r3_eviction_never_undoes_a_spend::<L>();
+        return Ok(());
     }
     maintenance_never_undoes_a_spend::<L>("evict_full", |now| Op::EvictFull { now })
 }
 
 /// `replace_policy` racing spends never publishes balances read before a spend.
 pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
+    races::r4_cutover_never_undoes_a_spend::<L>()?;
     if Backend::current().is_controlled() {
-        return races::r4_cutover_never_undoes_a_spend::<L>();
+        return Ok(());
     }
     let next = policy(2, 3, 1)?;
     maintenance_never_undoes_a_spend::<L>("replace_policy", move |now| Op::ReplacePolicy {

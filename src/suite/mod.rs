@@ -27,8 +27,10 @@
 //!   [`Limiter::snapshot`] returns `Some` (I1 on every stored
 //!   bucket, I3, the stored state equivalent to the specification's, an error changes
 //!   nothing).
-//! - **Concurrency**: real threads on the seed's twenty contenders, cost accounting, key
-//!   bound races, and randomized histories checked for linearizability.
+//! - **Concurrency**: small scenarios (the seed's races and generated ones), each history
+//!   checked for linearizability: explored under shuttle and loom, run on real threads with
+//!   the facade's perturbation under std, followed there by stress rounds (the twenty
+//!   contenders, cost accounting, key-bound races, randomized histories).
 //!
 //! # Tuning
 //!

@@ -1,7 +1,10 @@
 //! How a check runs under the backend [`sync`](crate::sync) is built with.
 //!
-//! - **std** (default): a sequential check runs as it is; a concurrency check runs real
-//!   threads for a number of rounds (probabilistic: a race shows in some runs).
+//! - **std** (default): a sequential check runs as it is; a concurrency check runs each of
+//!   its scenarios [`PERTURBED_EXECUTIONS`] times on real threads with the facade's
+//!   perturbation on (a design built on [`sync`](crate::sync) yields and sleeps at random at
+//!   its locks and atomics, so that other threads run inside its gaps), then stress rounds
+//!   for designs on raw `std::sync` (probabilistic: a race shows in some runs).
 //! - **shuttle** (feature `shuttle`): a sequential check runs inside one controlled execution
 //!   (the design's locks are shuttle's); a concurrency check explores each of its scenarios
 //!   with seeded random and PCT schedulers (depths 2 and 3) and a bounded depth-first search,
@@ -61,6 +64,13 @@ pub const SHUTTLE_ITERATIONS: usize = 300;
 /// The most executions shuttle's depth-first search explores per scenario.
 pub const SHUTTLE_DFS_LIMIT: usize = 2_000;
 
+/// Executions of each scenario on real threads, with the facade's perturbation on (std).
+pub const PERTURBED_EXECUTIONS: usize = 100;
+
+/// The seed of the perturbation's random choices (std); each execution varies it.
+#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+const PERTURBATION_SEED: u64 = 0x5eed_7e57;
+
 /// The seed of shuttle's randomized searches.
 pub const SHUTTLE_SEED: u64 = 0x5eed_1013;
 
@@ -109,8 +119,8 @@ where
 
 /// How the backend searches schedules.
 #[derive(Clone, Copy, Debug)]
-// Only shuttle reads the numbers; std and loom ignore them.
-#[cfg_attr(not(feature = "shuttle"), allow(dead_code))]
+// Each backend reads the numbers of its own searches only (loom reads none).
+#[allow(dead_code)]
 enum Search {
     /// One execution.
     Once,
@@ -122,6 +132,8 @@ enum Search {
     Dfs(usize),
     /// Loom, exhaustive within the preemption bound.
     Exhaustive,
+    /// Real threads, this many executions, with the facade's perturbation on.
+    Perturbed(usize),
 }
 
 #[cfg(all(feature = "shuttle", not(loom)))]
@@ -149,7 +161,7 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
         std::panic::set_hook(Box::new(move |info| before(info)));
     });
     match search {
-        Search::Once | Search::Exhaustive => {
+        Search::Once | Search::Exhaustive | Search::Perturbed(_) => {
             Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, 1), config()).run(body);
         }
         Search::Random(n) => {
@@ -203,14 +215,24 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
 }
 
 #[cfg(not(any(loom, feature = "shuttle")))]
-fn run_controlled(body: impl Fn() + Send + Sync + 'static, _search: Search) {
-    body();
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
+    match search {
+        Search::Perturbed(executions) => {
+            for execution in 0..executions {
+                let _on = crate::sync::perturbation::enable(
+                    PERTURBATION_SEED ^ (execution as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                );
+                body();
+            }
+        }
+        _ => body(),
+    }
 }
 
 /// The searches a concurrency scenario gets under the current backend.
 fn searches() -> Vec<Search> {
     match Backend::current() {
-        Backend::Std => vec![Search::Once],
+        Backend::Std => vec![Search::Perturbed(PERTURBED_EXECUTIONS)],
         Backend::Shuttle => vec![
             Search::Random(SHUTTLE_ITERATIONS),
             Search::Pct(SHUTTLE_ITERATIONS, 2),
@@ -260,22 +282,12 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
     }
     let (shrunk, found) = shrink::<L>(scenario, found);
     let check = CURRENT_CHECK.with(std::cell::Cell::get);
-    let saved = Counterexample {
-        check: check.to_string(),
-        backend: backend_name(Backend::current()).to_string(),
-        search: format!("{:?}", found.search),
-        execution: found.execution,
-        scenario: shrunk.clone(),
-    }
-    .save();
-    let replay = match saved {
-        Ok(path) => format!(
-            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n  {}={} \\\n  {} \\\n  -- --exact {check}\n",
-            env::REPLAY,
-            path.display(),
-            super::cargo_in_this_mode("test"),
-        ),
-        Err(e) => format!("\n(the counterexample could not be saved: {e})\n"),
+    let replay = if Backend::current().is_controlled() {
+        save_for_replay(&shrunk, &found, check)
+    } else {
+        format!(
+            "\nFound on real threads, with the schedule perturbed at the design's locks and atomics:\nanother run may take other schedules. For a counterexample found the same way on every\nrun, and replayable, run the check under shuttle (the README says how):\n  CARGO_TARGET_DIR=target-shuttle cargo test --release --features shuttle -- --exact {check}\n"
+        )
     };
     let smaller = if shrunk == *scenario {
         String::new()
@@ -297,6 +309,29 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
         describe(&shrunk),
         found.why
     )))
+}
+
+/// Saves a counterexample found under shuttle or loom and returns the lines that say how to
+/// replay it (or why it could not be saved).
+fn save_for_replay(shrunk: &Scenario, found: &Found, check: &str) -> String {
+    let saved = Counterexample {
+        check: check.to_string(),
+        backend: backend_name(Backend::current()).to_string(),
+        search: format!("{:?}", found.search),
+        execution: found.execution,
+        scenario: shrunk.clone(),
+    }
+    .save();
+    let replay = match saved {
+        Ok(path) => format!(
+            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n  {}={} \\\n  {} \\\n  -- --exact {check}\n",
+            env::REPLAY,
+            path.display(),
+            super::cargo_in_this_mode("test"),
+        ),
+        Err(e) => format!("\n(the counterexample could not be saved: {e})\n"),
+    };
+    replay
 }
 
 /// The first failing execution of a scenario.

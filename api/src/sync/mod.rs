@@ -6,7 +6,7 @@
 //! |---------------------------------------|----------------------------------|
 //! | `RUSTFLAGS="--cfg loom"`              | `loom` (exhaustive exploration)  |
 //! | cargo feature `shuttle`               | `shuttle` (randomized scheduler) |
-//! | otherwise                             | `std`                            |
+//! | otherwise                             | `std`, perturbed while the suite explores |
 //!
 //! Each backend offers the same names: `Arc`, `Mutex` (and `MutexGuard`), `RwLock` (and its
 //! guards), `Condvar`, the `atomic` types, `mpsc` channels (for an actor design: one owner
@@ -18,6 +18,11 @@
 //! Loom also allows five threads per execution in all: the suite runs a sequential check's
 //! instances each in an execution of its own, and keeps its concurrent scenarios to three
 //! threads, so a design may spawn one thread per instance.
+//!
+//! Under `std` the locks and atomics are `std`'s behind thin wrappers with `std`'s methods: a
+//! perturbation point before each acquisition and atomic operation lets the suite shake the
+//! schedule of a concurrency scenario on real threads (see `perturbation`); outside a
+//! scenario it costs one thread-local read.
 //!
 //! The switch is `cfg(loom)` and the feature, not `cfg(test)`: `cfg(test)` is off when a
 //! learner's crate builds this one as a dependency.
@@ -39,9 +44,9 @@ pub use shuttle::{
 };
 
 #[cfg(all(not(loom), not(feature = "shuttle")))]
-pub use std::{
-    sync::{
-        atomic, mpsc, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
-    },
-    thread,
+mod perturbed;
+#[cfg(all(not(loom), not(feature = "shuttle")))]
+pub use perturbed::{
+    atomic, mpsc, perturbation, thread, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard,
+    RwLockWriteGuard,
 };

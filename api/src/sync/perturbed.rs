@@ -1,0 +1,529 @@
+//! The `std` backend: `std`'s own primitives, with a scheduling perturbation point before
+//! every lock acquisition and atomic operation.
+//!
+//! A race between two critical sections (read under one lock, write under another) shows on
+//! real threads only when another thread runs in the gap between them, which is a matter of
+//! luck on an idle machine. While perturbation is on for a thread (see [`perturbation`]),
+//! each point may yield the processor or sleep for a few microseconds, chosen at random, so
+//! that other threads run inside such gaps often. The suite turns it on while it runs a
+//! concurrency scenario, for the scenario's threads and the threads they spawn through
+//! [`thread::spawn`]; everywhere else a point costs one thread-local read.
+//!
+//! The types are `std`'s where no point is needed (`Arc`, `Condvar`, the guards, `mpsc`),
+//! and thin wrappers with `std`'s methods otherwise.
+use std::fmt;
+use std::sync::{LockResult, TryLockResult};
+
+pub use std::sync::{mpsc, Arc, Condvar, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
+
+/// Switching perturbation on and off for the current thread.
+pub mod perturbation {
+    use std::cell::Cell;
+    use std::time::Duration;
+
+    std::thread_local! {
+        /// The state of this thread's random choices; `0` while perturbation is off.
+        static STATE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Perturbation on for the current thread (and the threads it spawns through the
+    /// facade) until the guard is dropped; `seed` varies the random choices.
+    #[must_use = "perturbation ends when the guard is dropped"]
+    pub fn enable(seed: u64) -> Enabled {
+        let before = STATE.with(|s| s.replace(seed | 1));
+        Enabled { before }
+    }
+
+    /// Perturbation stays on while this is alive (see [`enable`]).
+    #[derive(Debug)]
+    pub struct Enabled {
+        before: u64,
+    }
+
+    impl Drop for Enabled {
+        fn drop(&mut self) {
+            STATE.with(|s| s.set(self.before));
+        }
+    }
+
+    /// `true` while perturbation is on for the current thread.
+    pub fn is_enabled() -> bool {
+        STATE.with(Cell::get) != 0
+    }
+
+    /// A seed for a thread spawned now, when perturbation is on; `None` when it is off.
+    pub(super) fn seed_for_child() -> Option<u64> {
+        STATE.with(|s| {
+            let x = s.get();
+            (x != 0).then(|| {
+                let next = step(x);
+                s.set(next);
+                next ^ 0x9e37_79b9_7f4a_7c15
+            })
+        })
+    }
+
+    /// xorshift64: the next state, never `0` for a state that is not `0`.
+    fn step(mut x: u64) -> u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+
+    /// A perturbation point: when perturbation is on, one time in four yields the processor
+    /// (another runnable thread goes first), one in eight spins for up to a few
+    /// microseconds (the thread on the other core runs ahead) and one in thirty-two sleeps
+    /// for about 50 µs (long enough for another thread to run whole calls); otherwise
+    /// nothing.
+    #[inline]
+    pub(super) fn point() {
+        let x = STATE.with(Cell::get);
+        if x == 0 {
+            return;
+        }
+        let next = step(x);
+        STATE.with(|s| s.set(next));
+        match next % 32 {
+            0..=7 => std::thread::yield_now(),
+            8..=11 => {
+                for _ in 0..(next >> 8) % 4096 {
+                    std::hint::spin_loop();
+                }
+            }
+            12 => std::thread::sleep(Duration::from_micros(1 + (next >> 8) % 50)),
+            _ => {}
+        }
+    }
+}
+
+use perturbation::point;
+
+/// `std::sync::Mutex` with a perturbation point before each acquisition.
+#[derive(Default)]
+pub struct Mutex<T: ?Sized> {
+    inner: std::sync::Mutex<T>,
+}
+
+impl<T> Mutex<T> {
+    /// A new mutex holding `value`.
+    pub const fn new(value: T) -> Mutex<T> {
+        Mutex {
+            inner: std::sync::Mutex::new(value),
+        }
+    }
+
+    /// The value, consuming the mutex.
+    pub fn into_inner(self) -> LockResult<T> {
+        self.inner.into_inner()
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    /// Acquires the mutex, blocking until it is free.
+    pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        point();
+        self.inner.lock()
+    }
+
+    /// Acquires the mutex if it is free.
+    pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+        point();
+        self.inner.try_lock()
+    }
+
+    /// Whether a holder panicked.
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.is_poisoned()
+    }
+
+    /// The value, through a unique reference (no locking needed).
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        self.inner.get_mut()
+    }
+}
+
+impl<T> From<T> for Mutex<T> {
+    fn from(value: T) -> Self {
+        Mutex::new(value)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::RwLock` with a perturbation point before each acquisition.
+#[derive(Default)]
+pub struct RwLock<T: ?Sized> {
+    inner: std::sync::RwLock<T>,
+}
+
+impl<T> RwLock<T> {
+    /// A new lock holding `value`.
+    pub const fn new(value: T) -> RwLock<T> {
+        RwLock {
+            inner: std::sync::RwLock::new(value),
+        }
+    }
+
+    /// The value, consuming the lock.
+    pub fn into_inner(self) -> LockResult<T> {
+        self.inner.into_inner()
+    }
+}
+
+impl<T: ?Sized> RwLock<T> {
+    /// Acquires shared read access, blocking while a writer holds the lock.
+    pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+        point();
+        self.inner.read()
+    }
+
+    /// Acquires exclusive write access, blocking while anyone holds the lock.
+    pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+        point();
+        self.inner.write()
+    }
+
+    /// Shared read access if no writer holds the lock.
+    pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+        point();
+        self.inner.try_read()
+    }
+
+    /// Exclusive write access if nobody holds the lock.
+    pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+        point();
+        self.inner.try_write()
+    }
+
+    /// Whether a holder panicked.
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.is_poisoned()
+    }
+
+    /// The value, through a unique reference (no locking needed).
+    pub fn get_mut(&mut self) -> LockResult<&mut T> {
+        self.inner.get_mut()
+    }
+}
+
+impl<T> From<T> for RwLock<T> {
+    fn from(value: T) -> Self {
+        RwLock::new(value)
+    }
+}
+
+impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::atomic`, with a perturbation point before each operation on a shared atomic.
+pub mod atomic {
+    use super::point;
+    pub use std::sync::atomic::{compiler_fence, fence, Ordering};
+
+    macro_rules! atomic_int {
+        ($($name:ident $int:ty;)*) => {$(
+            #[doc = concat!("`std::sync::atomic::", stringify!($name), "` with a perturbation point before each operation.")]
+            #[derive(Default)]
+            pub struct $name {
+                inner: std::sync::atomic::$name,
+            }
+
+            impl $name {
+                /// A new atomic holding `value`.
+                pub const fn new(value: $int) -> Self {
+                    Self { inner: std::sync::atomic::$name::new(value) }
+                }
+                /// The value, consuming the atomic.
+                pub fn into_inner(self) -> $int {
+                    self.inner.into_inner()
+                }
+                /// The value, through a unique reference.
+                pub fn get_mut(&mut self) -> &mut $int {
+                    self.inner.get_mut()
+                }
+                /// Loads the value.
+                pub fn load(&self, order: Ordering) -> $int {
+                    point();
+                    self.inner.load(order)
+                }
+                /// Stores `value`.
+                pub fn store(&self, value: $int, order: Ordering) {
+                    point();
+                    self.inner.store(value, order)
+                }
+                /// Stores `value`, returning the previous value.
+                pub fn swap(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.swap(value, order)
+                }
+                /// Stores `new` if the value is `current`; returns the previous value.
+                pub fn compare_exchange(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
+                    point();
+                    self.inner.compare_exchange(current, new, success, failure)
+                }
+                /// [`compare_exchange`](Self::compare_exchange) that may fail spuriously.
+                pub fn compare_exchange_weak(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
+                    point();
+                    self.inner.compare_exchange_weak(current, new, success, failure)
+                }
+                /// Applies `f` until it succeeds or returns `None`; returns the previous value.
+                pub fn fetch_update<F: FnMut($int) -> Option<$int>>(&self, set: Ordering, fetch: Ordering, f: F) -> Result<$int, $int> {
+                    point();
+                    self.inner.fetch_update(set, fetch, f)
+                }
+                /// Adds, wrapping; returns the previous value.
+                pub fn fetch_add(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_add(value, order)
+                }
+                /// Subtracts, wrapping; returns the previous value.
+                pub fn fetch_sub(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_sub(value, order)
+                }
+                /// Stores the maximum; returns the previous value.
+                pub fn fetch_max(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_max(value, order)
+                }
+                /// Stores the minimum; returns the previous value.
+                pub fn fetch_min(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_min(value, order)
+                }
+                /// Bitwise and; returns the previous value.
+                pub fn fetch_and(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_and(value, order)
+                }
+                /// Bitwise or; returns the previous value.
+                pub fn fetch_or(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_or(value, order)
+                }
+                /// Bitwise xor; returns the previous value.
+                pub fn fetch_xor(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_xor(value, order)
+                }
+                /// Bitwise nand; returns the previous value.
+                pub fn fetch_nand(&self, value: $int, order: Ordering) -> $int {
+                    point();
+                    self.inner.fetch_nand(value, order)
+                }
+            }
+
+            impl From<$int> for $name {
+                fn from(value: $int) -> Self {
+                    Self::new(value)
+                }
+            }
+
+            impl std::fmt::Debug for $name {
+                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    self.inner.fmt(f)
+                }
+            }
+        )*};
+    }
+
+    atomic_int! {
+        AtomicU8 u8; AtomicU16 u16; AtomicU32 u32; AtomicU64 u64; AtomicUsize usize;
+        AtomicI8 i8; AtomicI16 i16; AtomicI32 i32; AtomicI64 i64; AtomicIsize isize;
+    }
+
+    /// `std::sync::atomic::AtomicBool` with a perturbation point before each operation.
+    #[derive(Default)]
+    pub struct AtomicBool {
+        inner: std::sync::atomic::AtomicBool,
+    }
+
+    impl AtomicBool {
+        /// A new atomic holding `value`.
+        pub const fn new(value: bool) -> Self {
+            Self {
+                inner: std::sync::atomic::AtomicBool::new(value),
+            }
+        }
+        /// The value, consuming the atomic.
+        pub fn into_inner(self) -> bool {
+            self.inner.into_inner()
+        }
+        /// The value, through a unique reference.
+        pub fn get_mut(&mut self) -> &mut bool {
+            self.inner.get_mut()
+        }
+        /// Loads the value.
+        pub fn load(&self, order: Ordering) -> bool {
+            point();
+            self.inner.load(order)
+        }
+        /// Stores `value`.
+        pub fn store(&self, value: bool, order: Ordering) {
+            point();
+            self.inner.store(value, order)
+        }
+        /// Stores `value`, returning the previous value.
+        pub fn swap(&self, value: bool, order: Ordering) -> bool {
+            point();
+            self.inner.swap(value, order)
+        }
+        /// Stores `new` if the value is `current`; returns the previous value.
+        pub fn compare_exchange(
+            &self,
+            current: bool,
+            new: bool,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<bool, bool> {
+            point();
+            self.inner.compare_exchange(current, new, success, failure)
+        }
+        /// [`compare_exchange`](Self::compare_exchange) that may fail spuriously.
+        pub fn compare_exchange_weak(
+            &self,
+            current: bool,
+            new: bool,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<bool, bool> {
+            point();
+            self.inner
+                .compare_exchange_weak(current, new, success, failure)
+        }
+        /// Applies `f` until it succeeds or returns `None`; returns the previous value.
+        pub fn fetch_update<F: FnMut(bool) -> Option<bool>>(
+            &self,
+            set: Ordering,
+            fetch: Ordering,
+            f: F,
+        ) -> Result<bool, bool> {
+            point();
+            self.inner.fetch_update(set, fetch, f)
+        }
+        /// Logical and; returns the previous value.
+        pub fn fetch_and(&self, value: bool, order: Ordering) -> bool {
+            point();
+            self.inner.fetch_and(value, order)
+        }
+        /// Logical or; returns the previous value.
+        pub fn fetch_or(&self, value: bool, order: Ordering) -> bool {
+            point();
+            self.inner.fetch_or(value, order)
+        }
+        /// Logical xor; returns the previous value.
+        pub fn fetch_xor(&self, value: bool, order: Ordering) -> bool {
+            point();
+            self.inner.fetch_xor(value, order)
+        }
+        /// Logical nand; returns the previous value.
+        pub fn fetch_nand(&self, value: bool, order: Ordering) -> bool {
+            point();
+            self.inner.fetch_nand(value, order)
+        }
+    }
+
+    impl From<bool> for AtomicBool {
+        fn from(value: bool) -> Self {
+            Self::new(value)
+        }
+    }
+
+    impl std::fmt::Debug for AtomicBool {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.inner.fmt(f)
+        }
+    }
+}
+
+/// `std::thread`, whose [`spawn`](thread::spawn) carries the spawning thread's perturbation
+/// to the new one.
+pub mod thread {
+    pub use std::thread::*;
+
+    /// [`std::thread::spawn`]; when perturbation is on for the caller, it is on for the new
+    /// thread too, with a seed of its own.
+    pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        match super::perturbation::seed_for_child() {
+            None => std::thread::spawn(f),
+            Some(seed) => std::thread::spawn(move || {
+                let _on = super::perturbation::enable(seed);
+                f()
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::atomic::{AtomicU64, Ordering};
+    use super::{perturbation, thread, Mutex, RwLock};
+
+    #[test]
+    fn perturbation_is_per_thread_inherited_by_spawn_and_ends_with_its_guard() {
+        assert!(!perturbation::is_enabled());
+        {
+            let _on = perturbation::enable(7);
+            assert!(perturbation::is_enabled());
+            let child = thread::spawn(perturbation::is_enabled);
+            assert_eq!(child.join().ok(), Some(true));
+            let other = std::thread::spawn(perturbation::is_enabled);
+            assert_eq!(
+                other.join().ok(),
+                Some(false),
+                "std's own spawn carries nothing"
+            );
+        }
+        assert!(!perturbation::is_enabled());
+        let child = thread::spawn(perturbation::is_enabled);
+        assert_eq!(child.join().ok(), Some(false));
+    }
+
+    #[test]
+    fn the_wrappers_behave_as_std_with_perturbation_on() {
+        let _on = perturbation::enable(11);
+        let counter = std::sync::Arc::new(Mutex::new(0u64));
+        let total = std::sync::Arc::new(AtomicU64::new(0));
+        let readers = std::sync::Arc::new(RwLock::new(5u64));
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let (counter, total, readers) = (
+                    std::sync::Arc::clone(&counter),
+                    std::sync::Arc::clone(&total),
+                    std::sync::Arc::clone(&readers),
+                );
+                thread::spawn(move || {
+                    for _ in 0..250 {
+                        *counter.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+                        total.fetch_add(2, Ordering::SeqCst);
+                        assert_eq!(*readers.read().unwrap_or_else(|p| p.into_inner()), 5);
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            assert!(handle.join().is_ok());
+        }
+        assert_eq!(*counter.lock().unwrap_or_else(|p| p.into_inner()), 1000);
+        assert_eq!(total.load(Ordering::SeqCst), 2000);
+        assert_eq!(
+            total.compare_exchange(2000, 1, Ordering::SeqCst, Ordering::SeqCst),
+            Ok(2000)
+        );
+        assert_eq!(total.fetch_max(9, Ordering::SeqCst), 1);
+        assert_eq!(total.load(Ordering::SeqCst), 9);
+        assert_eq!(AtomicU64::new(3).into_inner(), 3);
+    }
+}
