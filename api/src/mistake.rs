@@ -42,6 +42,26 @@ pub enum Mistake {
 }
 
 impl Mistake {
+    /// Every mistake, in declaration order.
+    pub const ALL: [Mistake; 16] = [
+        Mistake::WindowReset,
+        Mistake::NewKeyNotFull,
+        Mistake::DroppedFraction,
+        Mistake::RetryEstimate,
+        Mistake::UncheckedFixedPoint,
+        Mistake::StaleTime,
+        Mistake::InputValidation,
+        Mistake::MutationBeforeValidation,
+        Mistake::DoubleSpend,
+        Mistake::IdleEviction,
+        Mistake::UntrackedKeys,
+        Mistake::SplitEviction,
+        Mistake::RetroactiveRate,
+        Mistake::CapacityTopUp,
+        Mistake::UnguardedVersion,
+        Mistake::SplitCutover,
+    ];
+
     /// The seed's name for the mistake, quoted.
     pub fn seed_text(self) -> &'static str {
         match self {
@@ -101,5 +121,39 @@ impl Mistake {
 impl fmt::Display for Mistake {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.seed_text())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Mistake;
+
+    /// A new variant breaks this exhaustive match until it is listed in `ALL` too.
+    fn position(mistake: Mistake) -> usize {
+        match mistake {
+            Mistake::WindowReset => 0,
+            Mistake::NewKeyNotFull => 1,
+            Mistake::DroppedFraction => 2,
+            Mistake::RetryEstimate => 3,
+            Mistake::UncheckedFixedPoint => 4,
+            Mistake::StaleTime => 5,
+            Mistake::InputValidation => 6,
+            Mistake::MutationBeforeValidation => 7,
+            Mistake::DoubleSpend => 8,
+            Mistake::IdleEviction => 9,
+            Mistake::UntrackedKeys => 10,
+            Mistake::SplitEviction => 11,
+            Mistake::RetroactiveRate => 12,
+            Mistake::CapacityTopUp => 13,
+            Mistake::UnguardedVersion => 14,
+            Mistake::SplitCutover => 15,
+        }
+    }
+
+    #[test]
+    fn all_lists_every_mistake_once_in_order() {
+        for (i, mistake) in Mistake::ALL.iter().enumerate() {
+            assert_eq!(position(*mistake), i, "{mistake:?}");
+        }
     }
 }

@@ -136,13 +136,25 @@ impl fmt::Display for Op {
     }
 }
 
-/// `allowed, 0 tokens left`, `rejected, retry after 500000000 ns, 0 tokens left`,
+/// `n tokens left`, with `1 token left` in the singular.
+struct TokensLeft(u64);
+
+impl fmt::Display for TokensLeft {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            1 => f.write_str("1 token left"),
+            n => write!(f, "{n} tokens left"),
+        }
+    }
+}
+
+/// `allowed, 0 tokens left`, `rejected, retry after 500000000 ns, 1 token left`,
 /// `evicted 2`, `replaced`, `3 keys`, `error: <the error's message>`.
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Outcome::Decision(d) if d.allowed => {
-                write!(f, "allowed, {} tokens left", d.whole_tokens)?;
+                write!(f, "allowed, {}", TokensLeft(d.whole_tokens))?;
                 if d.retry_after_nanos != 0 {
                     write!(
                         f,
@@ -154,11 +166,13 @@ impl fmt::Display for Outcome {
             }
             Outcome::Decision(d) => write!(
                 f,
-                "rejected, retry after {} ns, {} tokens left",
-                d.retry_after_nanos, d.whole_tokens
+                "rejected, retry after {} ns, {}",
+                d.retry_after_nanos,
+                TokensLeft(d.whole_tokens)
             ),
             Outcome::Evicted { removed } => write!(f, "evicted {removed}"),
             Outcome::Replaced => f.write_str("replaced"),
+            Outcome::KeyCount { keys: 1 } => f.write_str("1 key"),
             Outcome::KeyCount { keys } => write!(f, "{keys} keys"),
             Outcome::Error(e) => write!(f, "error: {e}"),
         }
@@ -211,5 +225,28 @@ mod tests {
             serde_json::from_str::<Vec<Outcome>>(&json).unwrap(),
             outcomes
         );
+    }
+
+    #[test]
+    fn counts_of_one_are_singular() {
+        let decision = |allowed, whole_tokens| {
+            Outcome::Decision(Decision {
+                allowed,
+                whole_tokens,
+                retry_after_nanos: if allowed { 0 } else { 5 },
+            })
+        };
+        assert_eq!(decision(true, 1).to_string(), "allowed, 1 token left");
+        assert_eq!(decision(true, 2).to_string(), "allowed, 2 tokens left");
+        assert_eq!(
+            decision(false, 1).to_string(),
+            "rejected, retry after 5 ns, 1 token left"
+        );
+        assert_eq!(
+            decision(false, 0).to_string(),
+            "rejected, retry after 5 ns, 0 tokens left"
+        );
+        assert_eq!(Outcome::KeyCount { keys: 1 }.to_string(), "1 key");
+        assert_eq!(Outcome::KeyCount { keys: 0 }.to_string(), "0 keys");
     }
 }

@@ -25,6 +25,9 @@ use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{thread, Arc};
 use crate::{Limiter, Policy, Snapshot};
 
+/// How [`judge`] begins when the outcomes have a legal order and only the state left differs.
+pub(crate) const STATE_ONLY: &str = "the outcomes have a legal order";
+
 /// Calls to run: an init part on one thread, then `threads` at once, then a post part.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Scenario {
@@ -164,7 +167,7 @@ pub fn judge(scenario: &Scenario, execution: &Execution) -> Result<(), String> {
                     let mut out = String::new();
                     let _ = writeln!(
                         out,
-                        "the outcomes have a legal order, but the stored state differs from the specification's after it:\n{}",
+                        "{STATE_ONLY}, but the stored state differs from the specification's after it:\n{}",
                         linearizability::history_table(history)
                     );
                     let spec = model.snapshot();

@@ -175,11 +175,56 @@ impl fmt::Display for Failure {
         if let Some(m) = self.mistake {
             writeln!(
                 f,
-                "resembles the seed's mistake: \"{}\"\nhint: {}",
+                "resembles the seed's mistake: \"{}\"\n{}",
                 m.seed_text(),
-                m.hint()
+                wrapped(&format!("hint: {}", m.hint()), HINT_WIDTH, "      ")
             )?;
         }
         Ok(())
+    }
+}
+
+/// The column a hint wraps at.
+const HINT_WIDTH: usize = 100;
+
+/// `text` broken at spaces into lines of at most `width` characters (a longer word stands
+/// alone), every line after the first starting with `indent`.
+fn wrapped(text: &str, width: usize, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split(' ') {
+        let prefix = if lines.is_empty() { "" } else { indent };
+        let used = prefix.chars().count() + line.chars().count();
+        if !line.is_empty() && used + 1 + word.chars().count() > width {
+            lines.push(format!("{prefix}{line}"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let prefix = if lines.is_empty() { "" } else { indent };
+    lines.push(format!("{prefix}{line}"));
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_hint_wraps_within_the_width_and_keeps_its_words() {
+        for mistake in Mistake::ALL {
+            let text = format!("hint: {}", mistake.hint());
+            let out = wrapped(&text, HINT_WIDTH, "      ");
+            for line in out.lines() {
+                assert!(line.chars().count() <= HINT_WIDTH, "{line}");
+            }
+            let words = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+            assert_eq!(words(&out), words(&text));
+        }
+        assert_eq!(wrapped("a b c", 3, " "), "a b\n c");
+        assert_eq!(wrapped("abcdef g", 3, ""), "abcdef\ng");
     }
 }

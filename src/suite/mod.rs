@@ -45,10 +45,13 @@ pub mod env;
 pub mod explore;
 mod failure;
 pub mod generate;
+// Only loom builds use it; its tests run in every mode.
+#[cfg_attr(not(loom), allow(dead_code))]
 mod hosted;
 pub mod linearizability;
 mod probe;
 mod properties;
+mod race_kind;
 mod races;
 mod report;
 mod runner;

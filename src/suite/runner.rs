@@ -11,7 +11,6 @@ use crate::Limiter;
 use super::check::{dispatch, find, CheckInfo, Kind};
 use super::counterexample::Counterexample;
 use super::diagnosis::{diagnose, Suspect};
-use super::hosted::Hosted;
 use super::probe::guarded;
 use super::schedule::{in_execution, replay, set_current_check, Backend};
 use super::{env, Failure};
@@ -153,13 +152,8 @@ pub fn run_check_within<L: Limiter>(
                     Some(Err(failure)) => Ok(Some(Err(failure))),
                     None => guarded(|| dispatch::<L>(owned)),
                 }
-            } else if Backend::current() == Backend::Loom {
-                // Loom allows five threads per execution in all: each instance gets an
-                // execution of its own, so a design with a thread per instance is built as
-                // often as the check needs.
-                guarded(|| dispatch::<Hosted<L>>(owned))
             } else {
-                guarded(|| in_execution(move || dispatch::<L>(owned))).and_then(|r| r)
+                sequential::<L>(owned)
             };
             let _ = tx.send(result);
         });
@@ -220,4 +214,23 @@ fn replay_file(check: &str) -> Option<Result<(Counterexample, String), Failure>>
         Ok(cx) if cx.check == check => Some(Ok((cx, file))),
         Ok(_) => None,
     }
+}
+
+/// What a sequential check's dispatch returns, or the panic that ended it.
+type Dispatched = Result<Option<Result<(), Failure>>, String>;
+
+/// Runs the sequential check `name` inside an execution of the backend (directly under
+/// std).
+#[cfg(not(loom))]
+fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
+    guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r)
+}
+
+/// Under loom, which allows five threads per execution in all, each instance the check
+/// builds gets an execution of its own, so a design with a thread per instance is built as
+/// often as the check needs. (A `cfg`, not a branch: the suite is generic, and a branch
+/// would compile it twice for every design in every mode.)
+#[cfg(loom)]
+fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
+    guarded(|| dispatch::<super::hosted::Hosted<L>>(name))
 }

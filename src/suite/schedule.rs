@@ -20,8 +20,9 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::counterexample::{backend_name, Counterexample};
-use super::explore::{judge, run_sequentially, try_execute, Execution, Scenario};
+use super::explore::{judge, run_sequentially, try_execute, Execution, Scenario, STATE_ONLY};
 use super::probe::guarded;
+use super::race_kind::race_mistake;
 use super::{env, Failure};
 use crate::Limiter;
 
@@ -298,11 +299,23 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
             calls_in(scenario)
         )
     };
-    Err(Failure::new(format!(
-        "no sequential order explains execution {} ({:?}) of a concurrent scenario",
-        found.execution, found.search
-    ))
-    .with_detail(format!(
+    let summary = if found.why.starts_with(STATE_ONLY) {
+        format!(
+            "the outcomes of execution {} ({:?}) of a concurrent scenario have a legal order, but the state it leaves does not",
+            found.execution, found.search
+        )
+    } else {
+        format!(
+            "no sequential order explains execution {} ({:?}) of a concurrent scenario",
+            found.execution, found.search
+        )
+    };
+    let failure = Failure::new(summary);
+    let failure = match race_mistake(&shrunk) {
+        Some(mistake) => failure.resembling(mistake),
+        None => failure,
+    };
+    Err(failure.with_detail(format!(
         "{} threads and {} calls{smaller}:\n{}\n{}{replay}",
         shrunk.threads.len(),
         calls_in(&shrunk),
