@@ -5,7 +5,8 @@
 //! reused), so a design that spawns a thread per instance, such as an actor behind a
 //! channel, could be built only three times inside the one execution a sequential check
 //! would otherwise run in, while a property test builds one instance per case. Under loom a
-//! sequential check therefore drives every instance through a [`Hosted`] handle instead:
+//! sequential check that runs out of threads in one execution therefore runs again, driving
+//! every instance through a [`Hosted`] handle instead:
 //! [`Hosted::new`] starts an execution of its own on an OS thread of its own, builds the
 //! design inside it, and each call is sent to that execution and answered from it. The
 //! instance and its threads end with the handle.

@@ -226,11 +226,38 @@ fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
     guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r)
 }
 
-/// Under loom, which allows five threads per execution in all, each instance the check
-/// builds gets an execution of its own, so a design with a thread per instance is built as
-/// often as the check needs. (A `cfg`, not a branch: the suite is generic, and a branch
-/// would compile it twice for every design in every mode.)
+/// Under loom, inside one execution as under shuttle; but loom allows five threads per
+/// execution in all, so when a design that spawns threads (an actor, one per instance) runs
+/// out of them there, the check runs again with each instance in an execution of its own
+/// ([`Hosted`](super::hosted::Hosted)), which costs a thread hand-off per call. (A `cfg`,
+/// not a branch: the suite is generic, and a branch would compile it twice for every design
+/// in every mode.)
 #[cfg(loom)]
 fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
-    guarded(|| dispatch::<super::hosted::Hosted<L>>(name))
+    let once = guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r);
+    if out_of_threads(&once) {
+        guarded(|| dispatch::<super::hosted::Hosted<L>>(name))
+    } else {
+        once
+    }
+}
+
+/// Loom's assertion when an execution starts a thread beyond its limit.
+#[cfg(loom)]
+const LOOM_THREAD_LIMIT: &str = "self.threads.len() < self.max()";
+
+/// Whether a sequential check ended on loom's thread limit rather than on the design.
+#[cfg(loom)]
+fn out_of_threads(result: &Dispatched) -> bool {
+    match result {
+        Err(panic) => panic.contains(LOOM_THREAD_LIMIT),
+        Ok(Some(Err(failure))) => {
+            failure.summary.contains(LOOM_THREAD_LIMIT)
+                || failure
+                    .detail
+                    .as_deref()
+                    .is_some_and(|d| d.contains(LOOM_THREAD_LIMIT))
+        }
+        _ => false,
+    }
 }

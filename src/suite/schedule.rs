@@ -9,9 +9,10 @@
 //!   (the design's locks are shuttle's); a concurrency check explores each of its scenarios
 //!   with seeded random and PCT schedulers (depths 2 and 3) and a bounded depth-first search,
 //!   so every run explores the same schedules.
-//! - **loom** (`RUSTFLAGS="--cfg loom"`): a sequential check builds each design instance in a
-//!   loom execution of its own and drives it from outside (loom allows five threads per
-//!   execution in all, and a design may spawn one per instance); a concurrency check explores every interleaving of each scenario within a preemption
+//! - **loom** (`RUSTFLAGS="--cfg loom"`): a sequential check runs inside one loom execution,
+//!   and again with each design instance in an execution of its own when the design runs out
+//!   of threads there (loom allows five per execution in all, and an actor design spawns one
+//!   per instance); a concurrency check explores every interleaving of each scenario within a preemption
 //!   bound of [`LOOM_PREEMPTIONS`] (loom's own `LOOM_MAX_PREEMPTIONS` overrides it).
 //!
 //! Every execution of a scenario is judged by the linearizability checker; before a history

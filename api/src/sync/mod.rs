@@ -15,9 +15,9 @@
 //! One difference to know: under loom, `Receiver::recv` does not return an error when every
 //! `Sender` is gone; it waits, and loom reports a deadlock. An owner thread that waits for its
 //! inbox to close never ends there: stop it with a message of its own (say, from `Drop`).
-//! Loom also allows five threads per execution in all: the suite runs a sequential check's
-//! instances each in an execution of its own, and keeps its concurrent scenarios to three
-//! threads, so a design may spawn one thread per instance.
+//! Loom also allows five threads per execution in all: the suite reruns a sequential check
+//! that runs out of them with each instance in an execution of its own, and keeps its
+//! concurrent scenarios to three threads, so a design may spawn one thread per instance.
 //!
 //! Under `std` the locks and atomics are `std`'s behind thin wrappers with `std`'s methods: a
 //! perturbation point before each acquisition and atomic operation lets the suite shake the
