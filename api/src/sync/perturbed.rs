@@ -228,8 +228,20 @@ pub mod atomic {
     use super::point;
     pub use std::sync::atomic::{compiler_fence, fence, Ordering};
 
-    macro_rules! atomic_int {
-        ($($name:ident $int:ty;)*) => {$(
+    /// Each operation: a perturbation point, then `std`'s operation of the same name.
+    macro_rules! perturbed {
+        ($( $(#[$doc:meta])* fn $op:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty; )*) => {$(
+            $(#[$doc])*
+            pub fn $op(&self $(, $arg: $ty)*) -> $ret {
+                point();
+                self.inner.$op($($arg),*)
+            }
+        )*};
+    }
+
+    /// The type, construction, and the operations every atomic has (`bool` and integers).
+    macro_rules! atomic {
+        ($($name:ident $value:ty;)*) => {$(
             #[doc = concat!("`std::sync::atomic::", stringify!($name), "` with a perturbation point before each operation.")]
             #[derive(Default)]
             pub struct $name {
@@ -238,91 +250,46 @@ pub mod atomic {
 
             impl $name {
                 /// A new atomic holding `value`.
-                pub const fn new(value: $int) -> Self {
+                pub const fn new(value: $value) -> Self {
                     Self { inner: std::sync::atomic::$name::new(value) }
                 }
                 /// The value, consuming the atomic.
-                pub fn into_inner(self) -> $int {
+                pub fn into_inner(self) -> $value {
                     self.inner.into_inner()
                 }
                 /// The value, through a unique reference.
-                pub fn get_mut(&mut self) -> &mut $int {
+                pub fn get_mut(&mut self) -> &mut $value {
                     self.inner.get_mut()
                 }
-                /// Loads the value.
-                pub fn load(&self, order: Ordering) -> $int {
-                    point();
-                    self.inner.load(order)
-                }
-                /// Stores `value`.
-                pub fn store(&self, value: $int, order: Ordering) {
-                    point();
-                    self.inner.store(value, order)
-                }
-                /// Stores `value`, returning the previous value.
-                pub fn swap(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.swap(value, order)
-                }
-                /// Stores `new` if the value is `current`; returns the previous value.
-                pub fn compare_exchange(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
-                    point();
-                    self.inner.compare_exchange(current, new, success, failure)
-                }
-                /// [`compare_exchange`](Self::compare_exchange) that may fail spuriously.
-                pub fn compare_exchange_weak(&self, current: $int, new: $int, success: Ordering, failure: Ordering) -> Result<$int, $int> {
-                    point();
-                    self.inner.compare_exchange_weak(current, new, success, failure)
-                }
                 /// Applies `f` until it succeeds or returns `None`; returns the previous value.
-                pub fn fetch_update<F: FnMut($int) -> Option<$int>>(&self, set: Ordering, fetch: Ordering, f: F) -> Result<$int, $int> {
+                pub fn fetch_update<F: FnMut($value) -> Option<$value>>(&self, set: Ordering, fetch: Ordering, f: F) -> Result<$value, $value> {
                     point();
                     self.inner.fetch_update(set, fetch, f)
                 }
-                /// Adds, wrapping; returns the previous value.
-                pub fn fetch_add(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_add(value, order)
-                }
-                /// Subtracts, wrapping; returns the previous value.
-                pub fn fetch_sub(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_sub(value, order)
-                }
-                /// Stores the maximum; returns the previous value.
-                pub fn fetch_max(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_max(value, order)
-                }
-                /// Stores the minimum; returns the previous value.
-                pub fn fetch_min(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_min(value, order)
-                }
-                /// Bitwise and; returns the previous value.
-                pub fn fetch_and(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_and(value, order)
-                }
-                /// Bitwise or; returns the previous value.
-                pub fn fetch_or(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_or(value, order)
-                }
-                /// Bitwise xor; returns the previous value.
-                pub fn fetch_xor(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_xor(value, order)
-                }
-                /// Bitwise nand; returns the previous value.
-                pub fn fetch_nand(&self, value: $int, order: Ordering) -> $int {
-                    point();
-                    self.inner.fetch_nand(value, order)
+                perturbed! {
+                    /// Loads the value.
+                    fn load(&self, order: Ordering) -> $value;
+                    /// Stores `value`.
+                    fn store(&self, value: $value, order: Ordering) -> ();
+                    /// Stores `value`, returning the previous value.
+                    fn swap(&self, value: $value, order: Ordering) -> $value;
+                    /// Stores `new` if the value is `current`; returns the previous value.
+                    fn compare_exchange(&self, current: $value, new: $value, success: Ordering, failure: Ordering) -> Result<$value, $value>;
+                    /// `compare_exchange` that may fail spuriously.
+                    fn compare_exchange_weak(&self, current: $value, new: $value, success: Ordering, failure: Ordering) -> Result<$value, $value>;
+                    /// Bitwise (logical for `bool`) and; returns the previous value.
+                    fn fetch_and(&self, value: $value, order: Ordering) -> $value;
+                    /// Bitwise (logical for `bool`) or; returns the previous value.
+                    fn fetch_or(&self, value: $value, order: Ordering) -> $value;
+                    /// Bitwise (logical for `bool`) xor; returns the previous value.
+                    fn fetch_xor(&self, value: $value, order: Ordering) -> $value;
+                    /// Bitwise (logical for `bool`) nand; returns the previous value.
+                    fn fetch_nand(&self, value: $value, order: Ordering) -> $value;
                 }
             }
 
-            impl From<$int> for $name {
-                fn from(value: $int) -> Self {
+            impl From<$value> for $name {
+                fn from(value: $value) -> Self {
                     Self::new(value)
                 }
             }
@@ -335,112 +302,33 @@ pub mod atomic {
         )*};
     }
 
-    atomic_int! {
+    /// The arithmetic only the integer atomics have.
+    macro_rules! arithmetic {
+        ($($name:ident $value:ty;)*) => {$(
+            impl $name {
+                perturbed! {
+                    /// Adds, wrapping; returns the previous value.
+                    fn fetch_add(&self, value: $value, order: Ordering) -> $value;
+                    /// Subtracts, wrapping; returns the previous value.
+                    fn fetch_sub(&self, value: $value, order: Ordering) -> $value;
+                    /// Stores the maximum; returns the previous value.
+                    fn fetch_max(&self, value: $value, order: Ordering) -> $value;
+                    /// Stores the minimum; returns the previous value.
+                    fn fetch_min(&self, value: $value, order: Ordering) -> $value;
+                }
+            }
+        )*};
+    }
+
+    atomic! {
+        AtomicBool bool;
         AtomicU8 u8; AtomicU16 u16; AtomicU32 u32; AtomicU64 u64; AtomicUsize usize;
         AtomicI8 i8; AtomicI16 i16; AtomicI32 i32; AtomicI64 i64; AtomicIsize isize;
     }
 
-    /// `std::sync::atomic::AtomicBool` with a perturbation point before each operation.
-    #[derive(Default)]
-    pub struct AtomicBool {
-        inner: std::sync::atomic::AtomicBool,
-    }
-
-    impl AtomicBool {
-        /// A new atomic holding `value`.
-        pub const fn new(value: bool) -> Self {
-            Self {
-                inner: std::sync::atomic::AtomicBool::new(value),
-            }
-        }
-        /// The value, consuming the atomic.
-        pub fn into_inner(self) -> bool {
-            self.inner.into_inner()
-        }
-        /// The value, through a unique reference.
-        pub fn get_mut(&mut self) -> &mut bool {
-            self.inner.get_mut()
-        }
-        /// Loads the value.
-        pub fn load(&self, order: Ordering) -> bool {
-            point();
-            self.inner.load(order)
-        }
-        /// Stores `value`.
-        pub fn store(&self, value: bool, order: Ordering) {
-            point();
-            self.inner.store(value, order)
-        }
-        /// Stores `value`, returning the previous value.
-        pub fn swap(&self, value: bool, order: Ordering) -> bool {
-            point();
-            self.inner.swap(value, order)
-        }
-        /// Stores `new` if the value is `current`; returns the previous value.
-        pub fn compare_exchange(
-            &self,
-            current: bool,
-            new: bool,
-            success: Ordering,
-            failure: Ordering,
-        ) -> Result<bool, bool> {
-            point();
-            self.inner.compare_exchange(current, new, success, failure)
-        }
-        /// [`compare_exchange`](Self::compare_exchange) that may fail spuriously.
-        pub fn compare_exchange_weak(
-            &self,
-            current: bool,
-            new: bool,
-            success: Ordering,
-            failure: Ordering,
-        ) -> Result<bool, bool> {
-            point();
-            self.inner
-                .compare_exchange_weak(current, new, success, failure)
-        }
-        /// Applies `f` until it succeeds or returns `None`; returns the previous value.
-        pub fn fetch_update<F: FnMut(bool) -> Option<bool>>(
-            &self,
-            set: Ordering,
-            fetch: Ordering,
-            f: F,
-        ) -> Result<bool, bool> {
-            point();
-            self.inner.fetch_update(set, fetch, f)
-        }
-        /// Logical and; returns the previous value.
-        pub fn fetch_and(&self, value: bool, order: Ordering) -> bool {
-            point();
-            self.inner.fetch_and(value, order)
-        }
-        /// Logical or; returns the previous value.
-        pub fn fetch_or(&self, value: bool, order: Ordering) -> bool {
-            point();
-            self.inner.fetch_or(value, order)
-        }
-        /// Logical xor; returns the previous value.
-        pub fn fetch_xor(&self, value: bool, order: Ordering) -> bool {
-            point();
-            self.inner.fetch_xor(value, order)
-        }
-        /// Logical nand; returns the previous value.
-        pub fn fetch_nand(&self, value: bool, order: Ordering) -> bool {
-            point();
-            self.inner.fetch_nand(value, order)
-        }
-    }
-
-    impl From<bool> for AtomicBool {
-        fn from(value: bool) -> Self {
-            Self::new(value)
-        }
-    }
-
-    impl std::fmt::Debug for AtomicBool {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            self.inner.fmt(f)
-        }
+    arithmetic! {
+        AtomicU8 u8; AtomicU16 u16; AtomicU32 u32; AtomicU64 u64; AtomicUsize usize;
+        AtomicI8 i8; AtomicI16 i16; AtomicI32 i32; AtomicI64 i64; AtomicIsize isize;
     }
 }
 
