@@ -83,8 +83,19 @@ fn a_hang_times_out_that_check_alone() {
         Duration::from_secs(1),
         suspects(),
     );
-    assert_eq!(r.status, Status::TimedOut { limit_secs: 1 });
-    assert!(r.explain("x").contains("did not finish within 1 s"));
+    assert_eq!(
+        r.status,
+        Status::TimedOut {
+            limit_secs: 1,
+            waiting: Vec::new()
+        }
+    );
+    let text = r.explain("x");
+    assert!(text.contains("did not finish within 1 s"), "{text}");
+    assert!(
+        text.contains("none of its threads waits in a lock"),
+        "a sleep is not a wait the facade sees: {text}"
+    );
     let r =
         run_check_within::<EvictionHangs>("seed_trace_table", Duration::from_secs(600), suspects());
     assert!(r.passed(), "{:?}", r.status);
@@ -100,4 +111,146 @@ fn an_unknown_check_is_reported_not_panicked() {
         f.summary.contains("r1_fractional_credit_is_kept"),
         "lists the known checks"
     );
+}
+
+/// Deadlocks on the facade's locks, to show that a hang is reported as which threads wait on
+/// what (real threads only: shuttle and loom report a deadlock themselves).
+#[cfg(not(any(loom, feature = "shuttle")))]
+mod deadlocks {
+    use super::*;
+    use ratelimit_lab::sync::{mpsc, thread, Arc, Mutex};
+
+    /// The reference behind a lock that `evict_full` takes twice.
+    #[derive(Debug)]
+    struct LocksTwice(Mutex<TokenBucket>);
+
+    impl Limiter for LocksTwice {
+        fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+            TokenBucket::new(policy, max_keys).map(|b| LocksTwice(Mutex::new(b)))
+        }
+        fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+            let b = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            b.allow(key, cost, now)
+        }
+        fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
+            let _held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            let b = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            b.evict_full(now)
+        }
+        fn replace_policy(&self, next: Policy, expected: u64, now: u64) -> Result<(), LimitError> {
+            let b = self.0.lock().unwrap_or_else(|p| p.into_inner());
+            b.replace_policy(next, expected, now)
+        }
+        fn key_count(&self) -> usize {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).key_count()
+        }
+    }
+
+    /// The reference, whose `evict_full` takes two locks in one order on the calling thread
+    /// and in the other on a helper thread, each waiting until the other holds its first.
+    #[derive(Debug)]
+    struct OppositeOrders {
+        bucket: TokenBucket,
+        first: Arc<Mutex<()>>,
+        second: Arc<Mutex<()>>,
+    }
+
+    impl Limiter for OppositeOrders {
+        fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+            Ok(OppositeOrders {
+                bucket: TokenBucket::new(policy, max_keys)?,
+                first: Arc::new(Mutex::new(())),
+                second: Arc::new(Mutex::new(())),
+            })
+        }
+        fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+            self.bucket.allow(key, cost, now)
+        }
+        fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
+            let _first = self.first.lock().unwrap_or_else(|p| p.into_inner());
+            let (tx, rx) = mpsc::channel();
+            let (first, second) = (Arc::clone(&self.first), Arc::clone(&self.second));
+            let _helper = thread::spawn(move || {
+                let _second = second.lock().unwrap_or_else(|p| p.into_inner());
+                let _ = tx.send(());
+                let _first = first.lock().unwrap_or_else(|p| p.into_inner());
+            });
+            let _ = rx.recv();
+            let _second = self.second.lock().unwrap_or_else(|p| p.into_inner());
+            self.bucket.evict_full(now)
+        }
+        fn replace_policy(&self, next: Policy, expected: u64, now: u64) -> Result<(), LimitError> {
+            self.bucket.replace_policy(next, expected, now)
+        }
+        fn key_count(&self) -> usize {
+            self.bucket.key_count()
+        }
+    }
+
+    fn waiting(status: &Status) -> &[String] {
+        match status {
+            Status::TimedOut { waiting, .. } => waiting,
+            other => panic!("expected a timeout, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_lock_taken_twice_is_reported_as_a_thread_waiting_on_itself() {
+        // The deadlock is certain, so the limit always strikes; the thread blocks within
+        // microseconds of the check's start, long before it.
+        let r = run_check_within::<LocksTwice>(
+            "r3_evict_full_drops_only_full_buckets",
+            Duration::from_secs(3),
+            suspects(),
+        );
+        let waiting = waiting(&r.status);
+        assert_eq!(waiting.len(), 1, "{waiting:?}");
+        assert!(
+            waiting[0].starts_with(
+                "thread 'check r3_evict_full_drops_only_full_buckets' waits in Mutex::lock on Mutex #1, which it holds itself (for "
+            ),
+            "{waiting:?}"
+        );
+        let text = r.explain("x");
+        assert!(
+            text.contains("the design hangs. Its threads blocked then:"),
+            "{text}"
+        );
+        assert!(text.contains("took it twice"), "{text}");
+        assert!(!text.contains("in different orders"), "{text}");
+    }
+
+    #[test]
+    fn locks_taken_in_opposite_orders_are_reported_as_two_threads_waiting_on_each_other() {
+        let r = run_check_within::<OppositeOrders>(
+            "r3_evict_full_drops_only_full_buckets",
+            Duration::from_secs(3),
+            suspects(),
+        );
+        let mut waiting = waiting(&r.status).to_vec();
+        assert_eq!(waiting.len(), 2, "{waiting:?}");
+        // The numbering follows who began to wait first, which the threads decide.
+        waiting.sort();
+        let helper = waiting
+            .iter()
+            .find(|w| w.starts_with("an unnamed thread"))
+            .unwrap_or_else(|| panic!("the helper thread waits: {waiting:?}"));
+        let check = waiting
+            .iter()
+            .find(|w| w.starts_with("thread 'check r3_evict_full_drops_only_full_buckets'"))
+            .unwrap_or_else(|| panic!("the check's thread waits: {waiting:?}"));
+        assert!(
+            helper.contains(", held by thread 'check r3_evict_full_drops_only_full_buckets'"),
+            "{helper}"
+        );
+        assert!(check.contains(", held by an unnamed thread"), "{check}");
+        let text = r.explain("x");
+        assert!(text.contains("took them in different orders"), "{text}");
+        assert!(!text.contains("took it twice"), "{text}");
+        assert_ne!(
+            helper.split(", held").next().map(|s| &s[s.len() - 2..]),
+            check.split(", held").next().map(|s| &s[s.len() - 2..]),
+            "they wait on different locks: {waiting:?}"
+        );
+    }
 }

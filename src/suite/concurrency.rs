@@ -8,7 +8,8 @@
 //! and loom with the controlled scheduler, and that is all; under std on real threads with
 //! the facade's perturbation on. Under std the rounds here follow, for designs whose locks
 //! are raw `std::sync` and so are never perturbed (`RATELIMIT_LAB_ROUNDS` rounds: a race
-//! shows in some rounds, so such a design is caught with a probability, not always).
+//! shows in some rounds, so such a design is caught with a probability, not always, and the
+//! failure says in how many of the rounds the race showed).
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -22,6 +23,20 @@ use super::probe::{build, guarded};
 use super::races;
 use super::schedule::Backend;
 use super::{env, Failure};
+
+/// Starts one of a round's threads. Rounds run on real threads only, where the facade's
+/// `spawn` puts the thread in its spawner's group, so that a hang lists it among the check's
+/// waiting threads.
+#[cfg(not(any(loom, feature = "shuttle")))]
+fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> thread::JoinHandle<T> {
+    crate::sync::thread::spawn(f)
+}
+
+/// Under shuttle and loom the rounds do not run (the controlled search replaces them).
+#[cfg(any(loom, feature = "shuttle"))]
+fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> thread::JoinHandle<T> {
+    thread::spawn(f)
+}
 
 /// A design shared by a round's threads, and the logical clock stamping their calls.
 struct Round<L> {
@@ -73,7 +88,7 @@ impl<L: Limiter> Round<L> {
             .map(|(i, ops)| {
                 let (design, clock, barrier) =
                     (self.design.clone(), self.clock.clone(), barrier.clone());
-                thread::spawn(move || {
+                spawn(move || {
                     barrier.wait();
                     ops.into_iter()
                         .map(|op| Self::call(&design, &clock, i + 1, op))
@@ -155,6 +170,38 @@ fn allowed(e: &Event) -> bool {
     matches!(e.outcome, Outcome::Decision(d) if d.allowed)
 }
 
+/// Runs `rounds` stress rounds on real threads (`round` gets the round's index, from 0).
+///
+/// A race on real threads shows in some rounds and not in others, so a round that shows one
+/// does not end the check: the failure is the first round's, and its summary says in how many
+/// of the rounds the race showed, with the advice to explore the design under shuttle, whose
+/// search does not depend on luck. A panic of the design, or a check that cannot run, ends
+/// the rounds at once.
+fn stress(rounds: u64, mut round: impl FnMut(u64) -> Result<(), Failure>) -> Result<(), Failure> {
+    let mut first: Option<Failure> = None;
+    let mut shown = 0u64;
+    for i in 0..rounds {
+        match round(i) {
+            Ok(()) => {}
+            Err(failure) if failure.panicked => return Err(failure),
+            Err(failure) => {
+                shown += 1;
+                first.get_or_insert(failure);
+            }
+        }
+    }
+    match first {
+        None => Ok(()),
+        Some(mut failure) => {
+            failure.summary = format!(
+                "{} (found in {shown} of {rounds} rounds on real threads: a race shows by chance there, so a run can pass by luck; built with the shuttle feature, the suite searches the schedules instead)",
+                failure.summary
+            );
+            Err(failure)
+        }
+    }
+}
+
 /// Twenty threads each spend one token at t = 0 from capacity ten: exactly ten pass, and the
 /// history linearizes.
 pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure> {
@@ -162,8 +209,7 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
     if Backend::current().is_controlled() {
         return Ok(());
     }
-    let rounds = (env::rounds() / 4).max(1);
-    for round in 0..rounds {
+    stress((env::rounds() / 4).max(1), |round| {
         let r = Round::<L>::new(policy(1, 10, 2)?, 4)?;
         let events = r.parallel((0..20).map(|_| vec![allow("k", 1, 0)]).collect())?;
         let passed = events.iter().filter(|e| allowed(e)).count();
@@ -181,9 +227,8 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
             ))
             .with_detail(why));
         }
-        r.linearizable(&events)?;
-    }
-    Ok(())
+        r.linearizable(&events)
+    })
 }
 
 /// Threads spend mixed costs at one instant; the admitted costs must add up to exactly what
@@ -194,7 +239,7 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
         return Ok(());
     }
     let mut rng = env::seed() ^ 0x12;
-    for round in 0..env::rounds() {
+    stress(env::rounds(), |round| {
         let r = Round::<L>::new(policy(1, 10, 1)?, 4)?;
         let per_thread: Vec<Vec<Op>> = (0..4)
             .map(|_| {
@@ -234,9 +279,8 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
             ))
             .with_detail(why));
         }
-        r.linearizable(&history)?;
-    }
-    Ok(())
+        r.linearizable(&history)
+    })
 }
 
 /// Threads race to create distinct keys under a small bound: exactly `max_keys` succeed and
@@ -247,7 +291,7 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
         return Ok(());
     }
     let keys = ["a", "b", "c", "d", "e", "f"];
-    for round in 0..(env::rounds() / 2).max(1) {
+    stress((env::rounds() / 2).max(1), |round| {
         let r = Round::<L>::new(policy(1, 3, 1)?, 3)?;
         let events = r.parallel(keys.iter().map(|k| vec![allow(k, 1, 0)]).collect())?;
         let created = events.iter().filter(|e| allowed(e)).count();
@@ -268,8 +312,8 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
             ))
             .with_detail(text));
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Random rounds of mixed calls on real threads, each history (init, parallel and post parts)
@@ -284,7 +328,7 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
         rng = env::splitmix(rng);
         rng % n
     };
-    for _ in 0..env::rounds() {
+    stress(env::rounds(), |_| {
         let capacity = 1 + next(3);
         let rate = [1, 2, 1_000_000_000][next(3) as usize];
         let max_keys = 1 + next(2) as usize;
@@ -326,9 +370,8 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
             allow("b", 1, t),
             allow("a", 1, t),
         ])?);
-        r.linearizable(&history)?;
-    }
-    Ok(())
+        r.linearizable(&history)
+    })
 }
 
 /// Keys whose spend raced a maintenance call and then gave back a full budget: each entry is
@@ -370,7 +413,7 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
     const T: u64 = 10_000_000_000;
     let maintain = Arc::new(maintain);
     let spender_count = 2 * thread::available_parallelism().map_or(2, |n| n.get()) + 1;
-    for round in 0..env::rounds() {
+    stress(env::rounds(), |round| {
         // Few keys keep the maintenance call's critical sections short, so a spinning spender
         // can slip into the gap between them; many keys make the gap's neighbours long.
         let n = [1usize, 2, 4, 8, 24][(round % 5) as usize];
@@ -386,7 +429,7 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
                 // Each spender starts at its own key, so together they reach every key early.
                 let mut order = keys.clone();
                 order.rotate_left(s * n / spender_count);
-                thread::spawn(move || {
+                spawn(move || {
                     let mut events = Vec::new();
                     for key in order.iter().cycle() {
                         started.store(true, Ordering::SeqCst);
@@ -431,8 +474,8 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
                 undone.join("\n")
             )));
         }
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// `evict_full` racing spends never drops a bucket that a spend emptied in between.
@@ -456,4 +499,50 @@ pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failur
         expected_version: 1,
         now,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stress_counts_the_rounds_that_show_a_race_and_reports_the_first() {
+        let mut ran = 0;
+        let result = stress(10, |round| {
+            ran += 1;
+            if round == 2 || round == 6 {
+                Err(Failure::new(format!("round {}: two admitted", round + 1)))
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(ran, 10, "a round that shows a race does not end the check");
+        let failure = result.expect_err("two rounds showed the race");
+        assert!(
+            failure
+                .summary
+                .starts_with("round 3: two admitted (found in 2 of 10 rounds on real threads"),
+            "{}",
+            failure.summary
+        );
+        assert_eq!(stress(5, |_| Ok(())), Ok(()));
+    }
+
+    #[test]
+    fn stress_stops_at_a_panic() {
+        let mut ran = 0;
+        let result = stress(10, |round| {
+            ran += 1;
+            if round == 1 {
+                Err(Failure::new("allow panicked").as_panic())
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(ran, 2);
+        assert_eq!(
+            result.map_err(|f| f.summary),
+            Err("allow panicked".to_string())
+        );
+    }
 }

@@ -27,6 +27,10 @@ pub enum Status {
     TimedOut {
         /// The limit, in seconds.
         limit_secs: u64,
+        /// The check's threads blocked in a lock or condition variable of
+        /// [`sync`](crate::sync) when the limit passed, one sentence each (real threads only:
+        /// shuttle and loom report a deadlock themselves, as a failure).
+        waiting: Vec<String>,
     },
 }
 
@@ -97,10 +101,34 @@ impl CheckResult {
                 };
                 out.push_str(&f.to_string());
             }
-            Status::TimedOut { limit_secs } => out.push_str(&format!(
-                "the check did not finish within {limit_secs} s: the design hangs (a deadlock, a lock never released, an endless loop) or is far too slow; raise {} to allow more time\n",
+            Status::TimedOut {
+                limit_secs,
+                waiting,
+            } if waiting.is_empty() => out.push_str(&format!(
+                "the check did not finish within {limit_secs} s, and none of its threads waits in a lock or condition variable of ratelimit_lab::sync: the design runs in an endless loop, waits on something else, or is far too slow; raise {} to allow more time\n",
                 env::TIMEOUT
             )),
+            Status::TimedOut {
+                limit_secs,
+                waiting,
+            } => {
+                out.push_str(&format!(
+                    "the check did not finish within {limit_secs} s: the design hangs. Its threads blocked then:\n"
+                ));
+                for w in waiting {
+                    out.push_str(&format!("  {w}\n"));
+                }
+                let any = |text: &str| waiting.iter().any(|w| w.contains(text));
+                if any(", which it holds itself") {
+                    out.push_str("A thread waiting on a lock it holds itself took it twice: std's locks are not reentrant (release the guard first, or pass the guarded state to the inner call).\n");
+                }
+                if any(", held by thread") || any(", held by an unnamed thread") {
+                    out.push_str("Threads waiting on locks that other waiting threads hold took them in different orders: take them in one order everywhere.\n");
+                }
+                if any(", held by a thread that is not waiting here") {
+                    out.push_str("A lock held by a thread that is not waiting was never released: a guard kept alive (stored, forgotten, or held across a loop that never ends).\n");
+                }
+            }
         }
         if !self.passed() {
             out.push_str(&format!("\nto rerun it: {rerun}\n"));
@@ -140,9 +168,12 @@ pub fn run_check_within<L: Limiter>(
     let (tx, rx) = mpsc::channel();
     let owned = check.name;
     let check_kind = check.kind;
+    let group = waits::group_name(owned);
+    let member = group.clone();
     let spawned = thread::Builder::new()
         .name(format!("check {owned}"))
         .spawn(move || {
+            let _member = waits::join(&member);
             // A sequential check runs inside an execution of the controlled backend (the
             // design's locks belong to it); a concurrency check explores on its own.
             set_current_check(owned);
@@ -172,6 +203,7 @@ pub fn run_check_within<L: Limiter>(
             }
             Err(mpsc::RecvTimeoutError::Timeout) => Status::TimedOut {
                 limit_secs: limit.as_secs(),
+                waiting: waits::waiting(&group),
             },
             Err(mpsc::RecvTimeoutError::Disconnected) => {
                 Status::Failed(Failure::new("the check's thread ended without a result"))
@@ -194,6 +226,44 @@ pub fn run_check_within<L: Limiter>(
         check: *check,
         status,
         elapsed: started.elapsed(),
+    }
+}
+
+/// The check's threads, for [`Status::TimedOut`]: under std they form a group of the facade's
+/// [`waits`](crate::sync::waits), which lists those blocked in its locks; shuttle and loom
+/// detect a deadlock themselves.
+mod waits {
+    /// A group name no other run of a check uses (the same check may run for several designs
+    /// at once).
+    pub(super) fn group_name(check: &str) -> String {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static RUNS: AtomicU64 = AtomicU64::new(0);
+        format!("{check} #{}", RUNS.fetch_add(1, Ordering::Relaxed))
+    }
+
+    #[cfg(not(any(loom, feature = "shuttle")))]
+    pub(super) use crate::sync::waits::join_group as join;
+
+    #[cfg(not(any(loom, feature = "shuttle")))]
+    pub(super) fn waiting(group: &str) -> Vec<String> {
+        crate::sync::waits::waiting_in(group)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    /// Under shuttle and loom nothing records a thread's group.
+    #[cfg(any(loom, feature = "shuttle"))]
+    pub(super) struct Unrecorded;
+
+    #[cfg(any(loom, feature = "shuttle"))]
+    pub(super) fn join(_group: &str) -> Unrecorded {
+        Unrecorded
+    }
+
+    #[cfg(any(loom, feature = "shuttle"))]
+    pub(super) fn waiting(_group: &str) -> Vec<String> {
+        Vec::new()
     }
 }
 
@@ -234,7 +304,9 @@ fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
 /// in every mode.)
 #[cfg(loom)]
 fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
-    let once = guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r);
+    let once = quiet_about_thread_limit(|| {
+        guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r)
+    });
     if out_of_threads(&once) {
         guarded(|| dispatch::<super::hosted::Hosted<L>>(name))
     } else {
@@ -245,6 +317,43 @@ fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
 /// Loom's assertion when an execution starts a thread beyond its limit.
 #[cfg(loom)]
 const LOOM_THREAD_LIMIT: &str = "self.threads.len() < self.max()";
+
+/// Runs `f` on the calling thread without the panic hook printing loom's thread-limit
+/// assertion: that panic is the signal to host the instances, not the design's fault, and
+/// the suite reports every other panic itself. Other panics, and panics on other threads,
+/// reach the hook that was there before.
+#[cfg(loom)]
+fn quiet_about_thread_limit<T>(f: impl FnOnce() -> T) -> T {
+    use std::cell::Cell;
+    use std::sync::{Arc, Once};
+    std::thread_local! {
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+    }
+    static FILTER: Once = Once::new();
+    FILTER.call_once(|| {
+        let before: Arc<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync> =
+            Arc::from(std::panic::take_hook());
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info.payload();
+            let text = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str));
+            let quiet = QUIET.with(Cell::get);
+            if !(quiet && text.is_some_and(|t| t.contains(LOOM_THREAD_LIMIT))) {
+                before(info);
+            }
+        }));
+    });
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            QUIET.with(|q| q.set(self.0));
+        }
+    }
+    let _restore = Restore(QUIET.with(|q| q.replace(true)));
+    f()
+}
 
 /// Whether a sequential check ended on loom's thread limit rather than on the design.
 #[cfg(loom)]

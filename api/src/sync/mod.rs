@@ -22,7 +22,9 @@
 //! Under `std` the locks and atomics are `std`'s behind thin wrappers with `std`'s methods: a
 //! perturbation point before each acquisition and atomic operation lets the suite shake the
 //! schedule of a concurrency scenario on real threads (see `perturbation`); outside a
-//! scenario it costs one thread-local read.
+//! scenario it costs one thread-local read. A thread blocked in a lock or a `Condvar` records
+//! what it waits on (see `waits`), so that a hang is reported as which threads wait; loom and
+//! shuttle report a deadlock themselves.
 //!
 //! The switch is `cfg(loom)` and the feature, not `cfg(test)`: `cfg(test)` is off when a
 //! learner's crate builds this one as a dependency.
@@ -45,6 +47,8 @@ pub use shuttle::{
 
 #[cfg(all(not(loom), not(feature = "shuttle")))]
 mod perturbed;
+#[cfg(all(not(loom), not(feature = "shuttle")))]
+pub mod waits;
 #[cfg(all(not(loom), not(feature = "shuttle")))]
 pub use perturbed::{
     atomic, mpsc, perturbation, thread, Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard,

@@ -9,12 +9,20 @@
 //! concurrency scenario, for the scenario's threads and the threads they spawn through
 //! [`thread::spawn`]; everywhere else a point costs one thread-local read.
 //!
-//! The types are `std`'s where no point is needed (`Arc`, `Condvar`, the guards, `mpsc`),
-//! and thin wrappers with `std`'s methods otherwise.
+//! A thread that blocks in a lock or a condition variable records itself for
+//! [`waits`](super::waits), so that a hang can be reported as which threads wait on what.
+//!
+//! The types are `std`'s where nothing is needed (`Arc`, the guards, `mpsc`), and thin
+//! wrappers with `std`'s methods otherwise.
 use std::fmt;
-use std::sync::{LockResult, TryLockResult};
+use std::sync::atomic::AtomicU64 as Taker;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{LockResult, TryLockError, TryLockResult, WaitTimeoutResult};
+use std::time::Duration;
 
-pub use std::sync::{mpsc, Arc, Condvar, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
+use super::waits;
+
+pub use std::sync::{mpsc, Arc, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 
 /// Switching perturbation on and off for the current thread.
 pub mod perturbation {
@@ -102,13 +110,49 @@ use perturbation::point;
 /// `std::sync::Mutex` with a perturbation point before each acquisition.
 #[derive(Default)]
 pub struct Mutex<T: ?Sized> {
+    /// The thread that took it last ([`waits`] numbering; `0` for none).
+    taker: Taker,
     inner: std::sync::Mutex<T>,
+}
+
+/// Takes a lock without blocking if `attempt` can, else records the thread as waiting for
+/// it (in `what`, on `object`, last taken by `taker`) while `block` waits; then records the
+/// calling thread as the lock's last taker.
+fn acquire<G>(
+    what: &'static str,
+    object: usize,
+    taker: &Taker,
+    attempt: impl FnOnce() -> TryLockResult<G>,
+    block: impl FnOnce() -> LockResult<G>,
+) -> LockResult<G> {
+    point();
+    let result = match attempt() {
+        Ok(guard) => Ok(guard),
+        Err(TryLockError::Poisoned(poisoned)) => Err(poisoned),
+        Err(TryLockError::WouldBlock) => {
+            let _blocked = waits::blocked(what, object, taker.load(Relaxed));
+            block()
+        }
+    };
+    taker.store(waits::me(), Relaxed);
+    result
+}
+
+/// [`acquire`] without blocking: `None` when the lock is taken.
+fn try_acquire<G>(taker: &Taker, attempt: impl FnOnce() -> TryLockResult<G>) -> TryLockResult<G> {
+    point();
+    let result = attempt();
+    if !matches!(result, Err(TryLockError::WouldBlock)) {
+        taker.store(waits::me(), Relaxed);
+    }
+    result
 }
 
 impl<T> Mutex<T> {
     /// A new mutex holding `value`.
     pub const fn new(value: T) -> Mutex<T> {
         Mutex {
+            taker: Taker::new(0),
             inner: std::sync::Mutex::new(value),
         }
     }
@@ -122,14 +166,18 @@ impl<T> Mutex<T> {
 impl<T: ?Sized> Mutex<T> {
     /// Acquires the mutex, blocking until it is free.
     pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-        point();
-        self.inner.lock()
+        acquire(
+            "Mutex::lock",
+            waits::address(self),
+            &self.taker,
+            || self.inner.try_lock(),
+            || self.inner.lock(),
+        )
     }
 
     /// Acquires the mutex if it is free.
     pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-        point();
-        self.inner.try_lock()
+        try_acquire(&self.taker, || self.inner.try_lock())
     }
 
     /// Whether a holder panicked.
@@ -158,6 +206,8 @@ impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
 /// `std::sync::RwLock` with a perturbation point before each acquisition.
 #[derive(Default)]
 pub struct RwLock<T: ?Sized> {
+    /// The thread that took it last, to read or to write ([`waits`] numbering; `0` for none).
+    taker: Taker,
     inner: std::sync::RwLock<T>,
 }
 
@@ -165,6 +215,7 @@ impl<T> RwLock<T> {
     /// A new lock holding `value`.
     pub const fn new(value: T) -> RwLock<T> {
         RwLock {
+            taker: Taker::new(0),
             inner: std::sync::RwLock::new(value),
         }
     }
@@ -178,26 +229,34 @@ impl<T> RwLock<T> {
 impl<T: ?Sized> RwLock<T> {
     /// Acquires shared read access, blocking while a writer holds the lock.
     pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-        point();
-        self.inner.read()
+        acquire(
+            "RwLock::read",
+            waits::address(self),
+            &self.taker,
+            || self.inner.try_read(),
+            || self.inner.read(),
+        )
     }
 
     /// Acquires exclusive write access, blocking while anyone holds the lock.
     pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-        point();
-        self.inner.write()
+        acquire(
+            "RwLock::write",
+            waits::address(self),
+            &self.taker,
+            || self.inner.try_write(),
+            || self.inner.write(),
+        )
     }
 
     /// Shared read access if no writer holds the lock.
     pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-        point();
-        self.inner.try_read()
+        try_acquire(&self.taker, || self.inner.try_read())
     }
 
     /// Exclusive write access if nobody holds the lock.
     pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-        point();
-        self.inner.try_write()
+        try_acquire(&self.taker, || self.inner.try_write())
     }
 
     /// Whether a holder panicked.
@@ -218,6 +277,77 @@ impl<T> From<T> for RwLock<T> {
 }
 
 impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::Condvar`; a waiting thread records itself for [`waits`].
+#[derive(Default)]
+pub struct Condvar {
+    inner: std::sync::Condvar,
+}
+
+impl Condvar {
+    /// A new condition variable.
+    pub const fn new() -> Condvar {
+        Condvar {
+            inner: std::sync::Condvar::new(),
+        }
+    }
+
+    /// Releases `guard`'s mutex and blocks until notified (or woken spuriously), then
+    /// retakes it.
+    pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
+        let _blocked = waits::blocked("Condvar::wait", waits::address(self), 0);
+        self.inner.wait(guard)
+    }
+
+    /// [`wait`](Self::wait) until `condition` returns `false`.
+    pub fn wait_while<'a, T, F: FnMut(&mut T) -> bool>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        condition: F,
+    ) -> LockResult<MutexGuard<'a, T>> {
+        let _blocked = waits::blocked("Condvar::wait", waits::address(self), 0);
+        self.inner.wait_while(guard, condition)
+    }
+
+    /// [`wait`](Self::wait) for at most `timeout`.
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: Duration,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+        let _blocked = waits::blocked("Condvar::wait", waits::address(self), 0);
+        self.inner.wait_timeout(guard, timeout)
+    }
+
+    /// [`wait_while`](Self::wait_while) for at most `timeout`.
+    pub fn wait_timeout_while<'a, T, F: FnMut(&mut T) -> bool>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: Duration,
+        condition: F,
+    ) -> LockResult<(MutexGuard<'a, T>, WaitTimeoutResult)> {
+        let _blocked = waits::blocked("Condvar::wait", waits::address(self), 0);
+        self.inner.wait_timeout_while(guard, timeout, condition)
+    }
+
+    /// Wakes one waiting thread.
+    pub fn notify_one(&self) {
+        point();
+        self.inner.notify_one();
+    }
+
+    /// Wakes every waiting thread.
+    pub fn notify_all(&self) {
+        point();
+        self.inner.notify_all();
+    }
+}
+
+impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.fmt(f)
     }
@@ -338,19 +468,23 @@ pub mod thread {
     pub use std::thread::*;
 
     /// [`std::thread::spawn`]; when perturbation is on for the caller, it is on for the new
-    /// thread too, with a seed of its own.
+    /// thread too, with a seed of its own, and the new thread is in the caller's
+    /// [`waits`](super::super::waits) group.
     pub fn spawn<F, T>(f: F) -> JoinHandle<T>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        match super::perturbation::seed_for_child() {
-            None => std::thread::spawn(f),
-            Some(seed) => std::thread::spawn(move || {
-                let _on = super::perturbation::enable(seed);
-                f()
-            }),
+        let seed = super::perturbation::seed_for_child();
+        let group = super::waits::group();
+        if seed.is_none() && group.is_none() {
+            return std::thread::spawn(f);
         }
+        std::thread::spawn(move || {
+            let _on = seed.map(super::perturbation::enable);
+            let _member = super::waits::rejoin(group);
+            f()
+        })
     }
 }
 
