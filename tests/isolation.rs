@@ -187,6 +187,29 @@ mod deadlocks {
         }
     }
 
+    /// The reference, whose `evict_full` waits for a reply nobody sends.
+    #[derive(Debug)]
+    struct ReplyNeverComes(TokenBucket);
+
+    impl Limiter for ReplyNeverComes {
+        fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+            TokenBucket::new(policy, max_keys).map(ReplyNeverComes)
+        }
+        fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+            self.0.allow(key, cost, now)
+        }
+        fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
+            let (_reply_to, replies) = mpsc::channel::<usize>();
+            replies.recv().or_else(|_| self.0.evict_full(now))
+        }
+        fn replace_policy(&self, next: Policy, expected: u64, now: u64) -> Result<(), LimitError> {
+            self.0.replace_policy(next, expected, now)
+        }
+        fn key_count(&self) -> usize {
+            self.0.key_count()
+        }
+    }
+
     fn waiting(status: &Status) -> &[String] {
         match status {
             Status::TimedOut { waiting, .. } => waiting,
@@ -251,6 +274,28 @@ mod deadlocks {
             helper.split(", held").next().map(|s| &s[s.len() - 2..]),
             check.split(", held").next().map(|s| &s[s.len() - 2..]),
             "they wait on different locks: {waiting:?}"
+        );
+    }
+
+    #[test]
+    fn a_reply_that_never_comes_is_reported_as_a_thread_waiting_in_recv() {
+        let r = run_check_within::<ReplyNeverComes>(
+            "r3_evict_full_drops_only_full_buckets",
+            Duration::from_secs(3),
+            suspects(),
+        );
+        let waiting = waiting(&r.status);
+        assert_eq!(waiting.len(), 1, "{waiting:?}");
+        assert!(
+            waiting[0].starts_with(
+                "thread 'check r3_evict_full_drops_only_full_buckets' waits in Receiver::recv on Receiver #1 (for "
+            ),
+            "{waiting:?}"
+        );
+        let text = r.explain("x");
+        assert!(
+            text.contains("waits for a message that no thread sends"),
+            "{text}"
         );
     }
 }

@@ -27,7 +27,7 @@ pub enum Status {
     TimedOut {
         /// The limit, in seconds.
         limit_secs: u64,
-        /// The check's threads blocked in a lock or condition variable of
+        /// The check's threads blocked in a lock, condition variable or channel of
         /// [`sync`](crate::sync) when the limit passed, one sentence each (real threads only:
         /// shuttle and loom report a deadlock themselves, as a failure).
         waiting: Vec<String>,
@@ -105,7 +105,7 @@ impl CheckResult {
                 limit_secs,
                 waiting,
             } if waiting.is_empty() => out.push_str(&format!(
-                "the check did not finish within {limit_secs} s, and none of its threads waits in a lock or condition variable of ratelimit_lab::sync: the design runs in an endless loop, waits on something else, or is far too slow; raise {} to allow more time\n",
+                "the check did not finish within {limit_secs} s, and none of its threads waits in a lock, condition variable or channel of ratelimit_lab::sync: the design runs in an endless loop, waits on something else, or is far too slow; raise {} to allow more time\n",
                 env::TIMEOUT
             )),
             Status::TimedOut {
@@ -124,6 +124,9 @@ impl CheckResult {
                 }
                 if any(", held by thread") || any(", held by an unnamed thread") {
                     out.push_str("Threads waiting on locks that other waiting threads hold took them in different orders: take them in one order everywhere.\n");
+                }
+                if any(" waits in Receiver::recv ") {
+                    out.push_str("A thread waiting in Receiver::recv waits for a message that no thread sends: the thread meant to answer has stopped, or waits itself.\n");
                 }
                 if any(", held by a thread that is not waiting here") {
                     out.push_str("A lock held by a thread that is not waiting was never released: a guard kept alive (stored, forgotten, or held across a loop that never ends).\n");

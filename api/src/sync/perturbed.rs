@@ -9,10 +9,10 @@
 //! concurrency scenario, for the scenario's threads and the threads they spawn through
 //! [`thread::spawn`]; everywhere else a point costs one thread-local read.
 //!
-//! A thread that blocks in a lock or a condition variable records itself for
-//! [`waits`](super::waits), so that a hang can be reported as which threads wait on what.
+//! A thread that blocks in a lock, a condition variable or a channel's `recv` records itself
+//! for [`waits`](super::waits), so that a hang can be reported as which threads wait on what.
 //!
-//! The types are `std`'s where nothing is needed (`Arc`, the guards, `mpsc`), and thin
+//! The types are `std`'s where nothing is needed (`Arc`, the guards, the senders), and thin
 //! wrappers with `std`'s methods otherwise.
 use std::fmt;
 use std::sync::atomic::AtomicU64 as Taker;
@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use super::waits;
 
-pub use std::sync::{mpsc, Arc, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
+pub use std::sync::{Arc, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 
 /// Switching perturbation on and off for the current thread.
 pub mod perturbation {
@@ -350,6 +350,116 @@ impl Condvar {
 impl fmt::Debug for Condvar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::mpsc`, whose [`Receiver`](mpsc::Receiver) records a thread blocked in `recv`
+/// for [`waits`](super::waits) (an actor's caller waiting for a reply that never comes).
+pub mod mpsc {
+    use super::waits;
+    pub use std::sync::mpsc::{
+        RecvError, RecvTimeoutError, SendError, Sender, SyncSender, TryRecvError, TrySendError,
+    };
+    use std::time::Duration;
+
+    /// A channel: [`std::sync::mpsc::channel`] with this module's [`Receiver`].
+    pub fn channel<T>() -> (Sender<T>, Receiver<T>) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        (tx, Receiver { inner: rx })
+    }
+
+    /// A bounded channel: [`std::sync::mpsc::sync_channel`] with this module's [`Receiver`].
+    pub fn sync_channel<T>(bound: usize) -> (SyncSender<T>, Receiver<T>) {
+        let (tx, rx) = std::sync::mpsc::sync_channel(bound);
+        (tx, Receiver { inner: rx })
+    }
+
+    /// `std::sync::mpsc::Receiver`; a thread blocked in [`recv`](Self::recv) records itself.
+    pub struct Receiver<T> {
+        inner: std::sync::mpsc::Receiver<T>,
+    }
+
+    impl<T> Receiver<T> {
+        /// Waits for a value; an error once every sender is gone and the channel is empty.
+        pub fn recv(&self) -> Result<T, RecvError> {
+            match self.inner.try_recv() {
+                Ok(value) => Ok(value),
+                Err(TryRecvError::Disconnected) => Err(RecvError),
+                Err(TryRecvError::Empty) => {
+                    let _blocked = waits::blocked("Receiver::recv", waits::address(self), 0);
+                    self.inner.recv()
+                }
+            }
+        }
+
+        /// A value if one is waiting.
+        pub fn try_recv(&self) -> Result<T, TryRecvError> {
+            self.inner.try_recv()
+        }
+
+        /// [`recv`](Self::recv) for at most `timeout`.
+        pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
+            let _blocked = waits::blocked("Receiver::recv", waits::address(self), 0);
+            self.inner.recv_timeout(timeout)
+        }
+
+        /// The values, each by [`recv`](Self::recv), until every sender is gone.
+        pub fn iter(&self) -> Iter<'_, T> {
+            Iter { rx: self }
+        }
+
+        /// The values waiting now.
+        pub fn try_iter(&self) -> std::sync::mpsc::TryIter<'_, T> {
+            self.inner.try_iter()
+        }
+    }
+
+    impl<T> std::fmt::Debug for Receiver<T> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.inner.fmt(f)
+        }
+    }
+
+    /// [`Receiver::iter`].
+    #[derive(Debug)]
+    pub struct Iter<'a, T> {
+        rx: &'a Receiver<T>,
+    }
+
+    impl<T> Iterator for Iter<'_, T> {
+        type Item = T;
+        fn next(&mut self) -> Option<T> {
+            self.rx.recv().ok()
+        }
+    }
+
+    impl<'a, T> IntoIterator for &'a Receiver<T> {
+        type Item = T;
+        type IntoIter = Iter<'a, T>;
+        fn into_iter(self) -> Iter<'a, T> {
+            self.iter()
+        }
+    }
+
+    /// [`Receiver`], by value.
+    #[derive(Debug)]
+    pub struct IntoIter<T> {
+        rx: Receiver<T>,
+    }
+
+    impl<T> Iterator for IntoIter<T> {
+        type Item = T;
+        fn next(&mut self) -> Option<T> {
+            self.rx.recv().ok()
+        }
+    }
+
+    impl<T> IntoIterator for Receiver<T> {
+        type Item = T;
+        type IntoIter = IntoIter<T>;
+        fn into_iter(self) -> IntoIter<T> {
+            IntoIter { rx: self }
+        }
     }
 }
 

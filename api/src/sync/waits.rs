@@ -1,5 +1,5 @@
-//! Who waits for what, under the `std` backend: the threads blocked in a lock or a condition
-//! variable of this facade, each with the object it waits on and the thread that last took
+//! Who waits for what, under the `std` backend: the threads blocked in a lock, a condition
+//! variable or a channel's `recv` of this facade, each with the object it waits on and the thread that last took
 //! that object (named when it waits too, as in a deadlock), so that a check that runs out of time can say which threads wait instead of
 //! only that it hung.
 //!
@@ -130,13 +130,14 @@ impl Drop for Blocked {
 pub struct Waiting {
     /// The blocked thread: `thread 'name'`, or an unnamed one with its id.
     pub thread: String,
-    /// Where it blocks: `Mutex::lock`, `RwLock::read`, `RwLock::write` or `Condvar::wait`.
+    /// Where it blocks: `Mutex::lock`, `RwLock::read`, `RwLock::write`, `Condvar::wait` or
+    /// `Receiver::recv`.
     pub what: &'static str,
     /// Objects numbered from 1 in the order they first appear in the list, so that two
     /// threads waiting on the same lock show the same number.
     pub object: usize,
     /// The thread that took the lock last and so holds it (for a read lock, one of the
-    /// readers); `None` for a condition variable.
+    /// readers); `None` for a condition variable or a channel.
     pub holder: Option<String>,
     /// How long it has waited.
     pub waited: Duration,
@@ -278,5 +279,28 @@ mod tests {
         condvar.notify_all();
         assert!(child.join().is_ok());
         assert!(waiting_in("waits test: condvar").is_empty());
+    }
+
+    #[test]
+    fn a_thread_waiting_for_a_message_is_listed_until_it_arrives() {
+        let _member = join_group("waits test: channel");
+        let (tx, rx) = super::super::mpsc::channel::<u32>();
+        let child = thread::spawn(move || rx.recv().ok());
+        let waiting = until_waiting("waits test: channel", 1);
+        assert_eq!(waiting.len(), 1, "{waiting:?}");
+        assert_eq!(
+            (waiting[0].what, waiting[0].holder.as_ref()),
+            ("Receiver::recv", None)
+        );
+        assert!(
+            waiting[0]
+                .to_string()
+                .contains("waits in Receiver::recv on Receiver #1 (for "),
+            "{}",
+            waiting[0]
+        );
+        assert!(tx.send(7).is_ok());
+        assert_eq!(child.join().ok(), Some(Some(7)));
+        assert!(waiting_in("waits test: channel").is_empty());
     }
 }
