@@ -240,7 +240,7 @@ mod deadlocks {
             "{text}"
         );
         assert!(text.contains("took it twice"), "{text}");
-        assert!(!text.contains("in different orders"), "{text}");
+        assert!(!text.contains("taken in different orders"), "{text}");
     }
 
     #[test]
@@ -268,7 +268,7 @@ mod deadlocks {
         );
         assert!(check.contains(", held by an unnamed thread"), "{check}");
         let text = r.explain("x");
-        assert!(text.contains("took them in different orders"), "{text}");
+        assert!(text.contains("taken in different orders"), "{text}");
         assert!(!text.contains("took it twice"), "{text}");
         assert_ne!(
             helper.split(", held").next().map(|s| &s[s.len() - 2..]),

@@ -123,7 +123,7 @@ impl CheckResult {
                     out.push_str("A thread waiting on a lock it holds itself took it twice: std's locks are not reentrant (release the guard first, or pass the guarded state to the inner call).\n");
                 }
                 if any(", held by thread") || any(", held by an unnamed thread") {
-                    out.push_str("Threads waiting on locks that other waiting threads hold took them in different orders: take them in one order everywhere.\n");
+                    out.push_str("Threads waiting on locks that other waiting threads hold wait on each other: locks taken in different orders (take them in one order everywhere), or a lock held while waiting for something else (release it first).\n");
                 }
                 if any(" waits in Receiver::recv ") {
                     out.push_str("A thread waiting in Receiver::recv waits for a message that no thread sends: the thread meant to answer has stopped, or waits itself.\n");
