@@ -106,6 +106,19 @@ impl<L: Limiter> Round<L> {
         Ok(events)
     }
 
+    /// [`linearizable`](Self::linearizable) when `explain`, else only its verdict (a
+    /// failure with a bare summary, for a round that is counted, not shown).
+    fn judge(&self, history: &[Event], explain: bool) -> Result<(), Failure> {
+        if explain {
+            return self.linearizable(history);
+        }
+        let start = Model::new(self.policy, self.max_keys)
+            .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))?;
+        linearizability::check(&start, history)
+            .map(|_| ())
+            .map_err(|_| Failure::new("no sequential order explains this round's history"))
+    }
+
     /// Checks the history for linearizability from a fresh specification.
     fn linearizable(&self, history: &[Event]) -> Result<(), Failure> {
         let start = Model::new(self.policy, self.max_keys)
@@ -170,18 +183,23 @@ fn allowed(e: &Event) -> bool {
     matches!(e.outcome, Outcome::Decision(d) if d.allowed)
 }
 
-/// Runs `rounds` stress rounds on real threads (`round` gets the round's index, from 0).
+/// Runs `rounds` stress rounds on real threads. `round` gets the round's index, from 0, and
+/// whether a failure should be explained: only until the first round that shows the race (a
+/// history's explanation costs far more than its verdict, and later rounds only count).
 ///
 /// A race on real threads shows in some rounds and not in others, so a round that shows one
 /// does not end the check: the failure is the first round's, and its summary says in how many
 /// of the rounds the race showed, with the advice to explore the design under shuttle, whose
 /// search does not depend on luck. A panic of the design, or a check that cannot run, ends
 /// the rounds at once.
-fn stress(rounds: u64, mut round: impl FnMut(u64) -> Result<(), Failure>) -> Result<(), Failure> {
+fn stress(
+    rounds: u64,
+    mut round: impl FnMut(u64, bool) -> Result<(), Failure>,
+) -> Result<(), Failure> {
     let mut first: Option<Failure> = None;
     let mut shown = 0u64;
     for i in 0..rounds {
-        match round(i) {
+        match round(i, first.is_none()) {
             Ok(()) => {}
             Err(failure) if failure.panicked => return Err(failure),
             Err(failure) => {
@@ -209,7 +227,7 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
     if Backend::current().is_controlled() {
         return Ok(());
     }
-    stress((env::rounds() / 4).max(1), |round| {
+    stress((env::rounds() / 4).max(1), |round, explain| {
         let r = Round::<L>::new(policy(1, 10, 2)?, 4)?;
         let events = r.parallel((0..20).map(|_| vec![allow("k", 1, 0)]).collect())?;
         let passed = events.iter().filter(|e| allowed(e)).count();
@@ -217,7 +235,7 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
             let mut history = events.clone();
             history.extend(r.sequential(vec![allow("k", 1, 0)])?);
             let why = r
-                .linearizable(&history)
+                .judge(&history, explain)
                 .err()
                 .and_then(|f| f.detail)
                 .unwrap_or_default();
@@ -227,7 +245,7 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
             ))
             .with_detail(why));
         }
-        r.linearizable(&events)
+        r.judge(&events, explain)
     })
 }
 
@@ -239,7 +257,7 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
         return Ok(());
     }
     let mut rng = env::seed() ^ 0x12;
-    stress(env::rounds(), |round| {
+    stress(env::rounds(), |round, explain| {
         let r = Round::<L>::new(policy(1, 10, 1)?, 4)?;
         let per_thread: Vec<Vec<Op>> = (0..4)
             .map(|_| {
@@ -268,7 +286,7 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
         };
         if spent > 10 || left != Some(10 - spent.min(10)) {
             let why = r
-                .linearizable(&history)
+                .judge(&history, explain)
                 .err()
                 .and_then(|f| f.detail)
                 .unwrap_or_default();
@@ -279,7 +297,7 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
             ))
             .with_detail(why));
         }
-        r.linearizable(&history)
+        r.judge(&history, explain)
     })
 }
 
@@ -291,7 +309,7 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
         return Ok(());
     }
     let keys = ["a", "b", "c", "d", "e", "f"];
-    stress((env::rounds() / 2).max(1), |round| {
+    stress((env::rounds() / 2).max(1), |round, _| {
         let r = Round::<L>::new(policy(1, 3, 1)?, 3)?;
         let events = r.parallel(keys.iter().map(|k| vec![allow(k, 1, 0)]).collect())?;
         let created = events.iter().filter(|e| allowed(e)).count();
@@ -328,7 +346,7 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
         rng = env::splitmix(rng);
         rng % n
     };
-    stress(env::rounds(), |_| {
+    stress(env::rounds(), |_, explain| {
         let capacity = 1 + next(3);
         let rate = [1, 2, 1_000_000_000][next(3) as usize];
         let max_keys = 1 + next(2) as usize;
@@ -370,7 +388,7 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
             allow("b", 1, t),
             allow("a", 1, t),
         ])?);
-        r.linearizable(&history)
+        r.judge(&history, explain)
     })
 }
 
@@ -413,7 +431,7 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
     const T: u64 = 10_000_000_000;
     let maintain = Arc::new(maintain);
     let spender_count = 2 * thread::available_parallelism().map_or(2, |n| n.get()) + 1;
-    stress(env::rounds(), |round| {
+    stress(env::rounds(), |round, _| {
         // Few keys keep the maintenance call's critical sections short, so a spinning spender
         // can slip into the gap between them; many keys make the gap's neighbours long.
         let n = [1usize, 2, 4, 8, 24][(round % 5) as usize];
@@ -508,8 +526,10 @@ mod tests {
     #[test]
     fn stress_counts_the_rounds_that_show_a_race_and_reports_the_first() {
         let mut ran = 0;
-        let result = stress(10, |round| {
+        let mut explained = Vec::new();
+        let result = stress(10, |round, explain| {
             ran += 1;
+            explained.push(explain);
             if round == 2 || round == 6 {
                 Err(Failure::new(format!("round {}: two admitted", round + 1)))
             } else {
@@ -517,6 +537,11 @@ mod tests {
             }
         });
         assert_eq!(ran, 10, "a round that shows a race does not end the check");
+        assert_eq!(
+            explained,
+            [true, true, true, false, false, false, false, false, false, false],
+            "only rounds up to the first that shows the race explain it"
+        );
         let failure = result.expect_err("two rounds showed the race");
         assert!(
             failure
@@ -525,13 +550,13 @@ mod tests {
             "{}",
             failure.summary
         );
-        assert_eq!(stress(5, |_| Ok(())), Ok(()));
+        assert_eq!(stress(5, |_, _| Ok(())), Ok(()));
     }
 
     #[test]
     fn stress_stops_at_a_panic() {
         let mut ran = 0;
-        let result = stress(10, |round| {
+        let result = stress(10, |round, _| {
             ran += 1;
             if round == 1 {
                 Err(Failure::new("allow panicked").as_panic())
