@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ratelimit_lab::catalog::suspects;
 use ratelimit_lab::reference::TokenBucket;
-use ratelimit_lab::suite::{run_check, run_check_within, Status};
+use ratelimit_lab::suite::{run_check, run_check_within, CheckResult, Status};
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 
 /// The reference, except that `allow` panics on one key.
@@ -210,23 +210,25 @@ mod deadlocks {
         }
     }
 
-    fn waiting(status: &Status) -> &[String] {
-        match status {
-            Status::TimedOut { waiting, .. } => waiting,
-            other => panic!("expected a timeout, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_lock_taken_twice_is_reported_as_a_thread_waiting_on_itself() {
-        // The deadlock is certain, so the limit always strikes; the thread blocks within
-        // microseconds of the check's start, long before it.
-        let r = run_check_within::<LocksTwice>(
+    /// `r3_evict_full_drops_only_full_buckets` (the check that calls `evict_full`) on `L`,
+    /// within 3 s, and the threads it reports waiting. The hang is certain, so the limit
+    /// always strikes; the threads block within microseconds of the check's start.
+    fn hang<L: Limiter>() -> (CheckResult, Vec<String>) {
+        let r = run_check_within::<L>(
             "r3_evict_full_drops_only_full_buckets",
             Duration::from_secs(3),
             suspects(),
         );
-        let waiting = waiting(&r.status);
+        let waiting = match &r.status {
+            Status::TimedOut { waiting, .. } => waiting.clone(),
+            other => panic!("expected a timeout, got {other:?}"),
+        };
+        (r, waiting)
+    }
+
+    #[test]
+    fn a_lock_taken_twice_is_reported_as_a_thread_waiting_on_itself() {
+        let (r, waiting) = hang::<LocksTwice>();
         assert_eq!(waiting.len(), 1, "{waiting:?}");
         assert!(
             waiting[0].starts_with(
@@ -245,15 +247,9 @@ mod deadlocks {
 
     #[test]
     fn locks_taken_in_opposite_orders_are_reported_as_two_threads_waiting_on_each_other() {
-        let r = run_check_within::<OppositeOrders>(
-            "r3_evict_full_drops_only_full_buckets",
-            Duration::from_secs(3),
-            suspects(),
-        );
-        let mut waiting = waiting(&r.status).to_vec();
+        let (r, waiting) = hang::<OppositeOrders>();
         assert_eq!(waiting.len(), 2, "{waiting:?}");
-        // The numbering follows who began to wait first, which the threads decide.
-        waiting.sort();
+        // The lock numbers follow who began to wait first, which the threads decide.
         let helper = waiting
             .iter()
             .find(|w| w.starts_with("an unnamed thread"))
@@ -279,12 +275,7 @@ mod deadlocks {
 
     #[test]
     fn a_reply_that_never_comes_is_reported_as_a_thread_waiting_in_recv() {
-        let r = run_check_within::<ReplyNeverComes>(
-            "r3_evict_full_drops_only_full_buckets",
-            Duration::from_secs(3),
-            suspects(),
-        );
-        let waiting = waiting(&r.status);
+        let (r, waiting) = hang::<ReplyNeverComes>();
         assert_eq!(waiting.len(), 1, "{waiting:?}");
         assert!(
             waiting[0].starts_with(

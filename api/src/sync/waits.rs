@@ -28,7 +28,8 @@ static NEXT: AtomicU64 = AtomicU64::new(1);
 /// One blocked thread.
 struct Entry {
     thread: u64,
-    name: String,
+    /// The thread's handle (a reference count): named only when a report asks.
+    handle: std::thread::Thread,
     group: Option<Arc<str>>,
     what: &'static str,
     object: usize,
@@ -90,14 +91,9 @@ impl Drop for Member {
 /// for none) until the returned record is dropped.
 pub(super) fn blocked(what: &'static str, object: usize, holder: u64) -> Blocked {
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    let current = std::thread::current();
-    let name = match current.name() {
-        Some(name) => format!("thread '{name}'"),
-        None => format!("an unnamed thread ({:?})", current.id()),
-    };
     let entry = Entry {
         thread: me(),
-        name,
+        handle: std::thread::current(),
         group: group(),
         what,
         object,
@@ -168,7 +164,7 @@ pub fn waiting_in(name: &str) -> Vec<Waiting> {
     let name_of = |n: u64| {
         waiting.values().find(|e| e.thread == n).map_or_else(
             || "a thread that is not waiting here".to_string(),
-            |e| e.name.clone(),
+            |e| thread_name(&e.handle),
         )
     };
     let mut entries: Vec<&Entry> = waiting
@@ -188,7 +184,7 @@ pub fn waiting_in(name: &str) -> Vec<Waiting> {
                 }
             };
             Waiting {
-                thread: e.name.clone(),
+                thread: thread_name(&e.handle),
                 what: e.what,
                 object,
                 holder: (e.holder != 0).then(|| name_of(e.holder)),
@@ -196,6 +192,14 @@ pub fn waiting_in(name: &str) -> Vec<Waiting> {
             }
         })
         .collect()
+}
+
+/// How a report names a thread: `thread 'name'`, or an unnamed one with its id.
+fn thread_name(thread: &std::thread::Thread) -> String {
+    match thread.name() {
+        Some(name) => format!("thread '{name}'"),
+        None => format!("an unnamed thread ({:?})", thread.id()),
+    }
 }
 
 /// The address of `value`, as the identity of a lock or condition variable.
