@@ -98,6 +98,7 @@ macro_rules! for_each_design {
             $crate::mistakes::SaturatedRetry => SaturatedRetry: Wrong(R1, RetryEstimate);
             $crate::mistakes::WholeCapacityAlwaysPasses => WholeCapacityAlwaysPasses: Wrong(R1, WindowReset);
             $crate::mistakes::SplitReadWrite => SplitReadWrite: Wrong(R2, DoubleSpend);
+            $crate::mistakes::CheckThenDeduct => CheckThenDeduct: Wrong(R2, DoubleSpend);
             $crate::mistakes::LruEviction => LruEviction: Wrong(R3, IdleEviction);
             $crate::mistakes::UnboundedKeys => UnboundedKeys: Wrong(R3, UntrackedKeys);
             $crate::mistakes::SilentGrantAtCapacity => SilentGrantAtCapacity: Wrong(R3, UntrackedKeys);

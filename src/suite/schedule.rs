@@ -25,7 +25,8 @@ use super::explore::{judge, run_sequentially, try_execute, Execution, Scenario, 
 use super::probe::guarded;
 use super::race_kind::race_mistake;
 use super::{env, Failure};
-use crate::Limiter;
+use crate::model::Op;
+use crate::{Limiter, Policy};
 
 /// The backend [`sync`](crate::sync) is built with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -418,9 +419,9 @@ fn find<L: Limiter>(scenario: &Scenario, extra: Extra) -> Option<Found> {
 /// The most smaller scenarios [`shrink`] explores: each that passes costs a full search.
 const SHRINK_ATTEMPTS: usize = 48;
 
-/// Greedily removes threads and calls from a failing scenario while it still fails the
-/// linearizability judgement alone (a check's own count, such as "exactly ten pass", does
-/// not carry over to fewer threads), keeping at least two threads.
+/// Greedily makes a failing scenario smaller (fewer threads and calls, simpler arguments) while
+/// it still fails the linearizability judgement alone (a check's own count, such as "exactly
+/// ten pass", does not carry over to fewer threads), keeping at least two threads.
 fn shrink<L: Limiter>(scenario: &Scenario, found: Found) -> (Scenario, Found) {
     let (mut current, mut found) = (scenario.clone(), found);
     let mut attempts = 0;
@@ -443,10 +444,26 @@ fn shrink<L: Limiter>(scenario: &Scenario, found: Found) -> (Scenario, Found) {
     (current, found)
 }
 
-/// Scenarios one step smaller than `s`: a thread fewer (down to two), a call fewer in a
-/// thread of several calls, a post call fewer, an init call fewer; the biggest cuts first.
+/// Scenarios one step smaller than `s`, the likeliest to keep failing first:
+///
+/// 1. a capacity of one token (a race on the last token then needs only two callers: a
+///    design that admits one caller too many shows it with two threads instead of three);
+/// 2. a thread fewer (down to two);
+/// 3. a call fewer in a thread of several calls, a post call fewer, an init call fewer;
+/// 4. a key bound one lower, a capacity one lower, a cost of one token.
 fn smaller(s: &Scenario) -> Vec<Scenario> {
     let mut out = Vec::new();
+    let with_capacity = |capacity: u64| {
+        Policy::new(s.policy.version(), capacity, s.policy.tokens_per_second())
+            .ok()
+            .map(|policy| Scenario {
+                policy,
+                ..s.clone()
+            })
+    };
+    if s.policy.capacity() > 1 {
+        out.extend(with_capacity(1));
+    }
     if s.threads.len() > 2 {
         for t in 0..s.threads.len() {
             let mut c = s.clone();
@@ -473,7 +490,35 @@ fn smaller(s: &Scenario) -> Vec<Scenario> {
         c.init.remove(i);
         out.push(c);
     }
+    if s.max_keys > 1 {
+        out.push(Scenario {
+            max_keys: s.max_keys - 1,
+            ..s.clone()
+        });
+    }
+    if s.policy.capacity() > 2 {
+        out.extend(with_capacity(s.policy.capacity() - 1));
+    }
+    for k in 0..calls_in(s) {
+        let mut c = s.clone();
+        if let Some(Op::Allow { cost, .. }) = nth_call(&mut c, k) {
+            if *cost > 1 {
+                *cost = 1;
+                out.push(c);
+            }
+        }
+    }
     out
+}
+
+/// The `k`-th call of a scenario, counting the init part, each thread in turn, then the post
+/// part.
+fn nth_call(s: &mut Scenario, k: usize) -> Option<&mut Op> {
+    std::iter::once(&mut s.init)
+        .chain(s.threads.iter_mut())
+        .chain(std::iter::once(&mut s.post))
+        .flat_map(|part| part.iter_mut())
+        .nth(k)
 }
 
 /// How many calls a scenario makes in all.

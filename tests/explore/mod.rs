@@ -15,7 +15,9 @@
 //! failure on them comes from the race alone.
 #![allow(dead_code)] // each test binary uses its own part
 
-use ratelimit_lab::catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
+use ratelimit_lab::catalog::mistakes::{
+    CheckThenDeduct, RacyCutover, RacyEvictFull, SplitReadWrite,
+};
 use ratelimit_lab::explore::{execute, judge, run_sequentially, Execution, Scenario};
 use ratelimit_lab::model::{Op, Outcome};
 use ratelimit_lab::reference::{Clock, Clocked, ManualClock, TokenBucket};
@@ -352,6 +354,13 @@ pub fn counterexamples_are_shrunk_narrow_and_replayed() {
     }
     case::<SplitReadWrite>(
         "SplitReadWrite",
+        "r2_twenty_contenders_ten_pass",
+        Mistake::DoubleSpend,
+    );
+    // Over-admission without a lost spend: at the check's capacity it takes three callers,
+    // so the shrinker must lower the capacity to reach two threads.
+    case::<CheckThenDeduct>(
+        "CheckThenDeduct",
         "r2_twenty_contenders_ten_pass",
         Mistake::DoubleSpend,
     );

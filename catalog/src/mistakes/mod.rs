@@ -17,7 +17,7 @@
 //! "Monotonic time" concepts), not only the stored bounds, and "none" means no invariant is
 //! crossed. **Seen in** says what can observe the flaw: *outcomes* of sequential calls,
 //! the *snapshot* (white-box), or *interleavings* only (real threads, loom, shuttle,
-//! linearizability); sequentially, the three concurrent designs equal the reference.
+//! linearizability); sequentially, the four concurrent designs equal the reference.
 //!
 //! | design | breaks | seed mistake | exposing scenario | seen in |
 //! |---|---|---|---|---|
@@ -32,6 +32,7 @@
 //! | [`ErrorMutatesState`] | R1 / none | "Reject invalid input or time reversal before mutation." (broken) | `allow(k, 1, 0)`, `allow(k, 0, 10)`, then `allow(k, 1, 5)` is `TimeWentBackwards` | outcomes, snapshot |
 //! | [`WrongErrorOrder`] | R1 / none | "Validate cost and key before reading time." (broken) | `allow(k, 1, 10)`, then `allow(k, 0, 5)` is `TimeWentBackwards` | outcomes (two errors at once) |
 //! | [`SplitReadWrite`] | R2 / I2 | "Read one token in two threads, then both write zero" | one token left, two concurrent `allow(k, 1, 0)`: both pass | interleavings |
+//! | [`CheckThenDeduct`] | R2 / I2 | "Read one token in two threads" (checked under one lock, deducted under another) | capacity 1, two concurrent `allow(k, 1, 0)`: both pass (capacity 2 takes three callers) | interleavings |
 //! | [`LruEviction`] | R3 / I3 | "Evict any idle/LRU key under memory pressure" | `allow(k, 10, 0)`, `evict_full(1 s)` removes k, `allow(k, 10, 1 s)` passes | outcomes |
 //! | [`UnboundedKeys`] | R3 / I3 | "At maxKeys, a new key is rejected with an explicit capacity error." (broken) | `max_keys` 1: a second key is tracked | outcomes, key count |
 //! | [`SilentGrantAtCapacity`] | R3 / I3 | "do not silently grant untracked requests" | `max_keys` 1, cap 10: a second key gets 10 tokens, twice at 0 | outcomes |
@@ -53,6 +54,7 @@
 mod accepts_stale_time;
 pub(crate) mod base;
 mod ceil_whole_tokens;
+mod check_then_deduct;
 mod error_mutates_state;
 mod fixed_window_bucket;
 mod floor_retry_estimate;
@@ -76,6 +78,7 @@ mod wrong_error_order;
 
 pub use accepts_stale_time::AcceptsStaleTime;
 pub use ceil_whole_tokens::CeilWholeTokens;
+pub use check_then_deduct::CheckThenDeduct;
 pub use error_mutates_state::ErrorMutatesState;
 pub use fixed_window_bucket::FixedWindowBucket;
 pub use floor_retry_estimate::FloorRetryEstimate;
