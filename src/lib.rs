@@ -11,6 +11,8 @@ pub use ratelimit_lab_api::*;
 pub use ratelimit_lab_model as model;
 pub use ratelimit_lab_reference as reference;
 pub mod catalog;
+mod grade_card;
+pub use grade_card::grade_card;
 pub mod lesson;
 pub use suite::explore;
 // Checks return `Result<(), Failure>`: a failure carries its whole trace, and it is the cold

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use libtest_mimic::{Arguments, Failed, Trial};
 use ratelimit_lab::catalog::{Design, Role, DESIGNS};
 use ratelimit_lab::suite::schedule::Backend;
-use ratelimit_lab::suite::{Kind, Report, CHECKS};
+use ratelimit_lab::suite::{Kind, Report, Status, CHECKS};
 
 /// A design's report and the wall time its grade took.
 struct Graded {
@@ -230,6 +230,84 @@ fn coverage_trial() -> Result<(), Failed> {
     }
 }
 
+/// Each failed check's evidence, the design itself left out: `check: designs reproducing it`
+/// (`-` for none).
+fn evidence(report: &Report, left_out: &str) -> String {
+    let mut parts = Vec::new();
+    for (name, r) in &report.results {
+        if let Status::Failed(f) = &r.status {
+            let like: Vec<String> = f
+                .resembles
+                .iter()
+                .filter(|l| l.design != left_out)
+                .map(|l| l.design.clone())
+                .collect();
+            parts.push(format!(
+                "{name}: {}",
+                if like.is_empty() {
+                    "-".to_owned()
+                } else {
+                    like.join("/")
+                }
+            ));
+        }
+    }
+    parts.join(", ")
+}
+
+/// Right or silent, on designs the catalog does not hold: each wrong design is diagnosed with
+/// its own entry left out of the catalog, as an unseen design with the same flaw would be.
+/// The diagnosis must then name its mistake (another design makes it too) or none; never
+/// another mistake. Prints how many are named right and how many are left unnamed.
+fn leave_one_out_trial() -> Result<(), Failed> {
+    let mut text =
+        String::from("\nleave-one-out diagnosis (each wrong design graded as if uncatalogued):\n");
+    let (mut right, mut silent, mut wrong) = (0, 0, Vec::new());
+    for (i, design) in DESIGNS.iter().enumerate() {
+        let Role::Wrong { mistake, .. } = design.role else {
+            continue;
+        };
+        if mistake.is_race() && !Backend::current().is_controlled() {
+            continue; // caught by chance on real threads: no steady evidence to judge
+        }
+        let g = graded(i);
+        match g.report.diagnosis_without(&[design.name]) {
+            Some(m) if m == mistake => right += 1,
+            None => {
+                silent += 1;
+                let _ = writeln!(
+                    text,
+                    "  {}: no mistake named ({mistake:?}); {}",
+                    design.name,
+                    evidence(&g.report, design.name)
+                );
+            }
+            Some(m) => {
+                wrong.push(format!(
+                    "{} ({mistake:?}) was named {m:?}; {}",
+                    design.name,
+                    evidence(&g.report, design.name)
+                ));
+            }
+        }
+    }
+    let _ = writeln!(
+        text,
+        "  named right: {right}, no name: {silent}, named wrong: {}",
+        wrong.len()
+    );
+    print!("{text}");
+    if wrong.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "a wrong name for an uncatalogued design: {}",
+            wrong.join("; ")
+        )
+        .into())
+    }
+}
+
 fn main() {
     let mut args = Arguments::from_args();
     args.test_threads.get_or_insert(1);
@@ -241,6 +319,10 @@ fn main() {
     trials.push(Trial::test(
         "every_check_fails_on_some_wrong_design",
         coverage_trial,
+    ));
+    trials.push(Trial::test(
+        "diagnosis_is_right_or_silent_without_the_design",
+        leave_one_out_trial,
     ));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ratelimit_lab::catalog::suspects;
 use ratelimit_lab::reference::TokenBucket;
-use ratelimit_lab::suite::{run_check, run_check_within, CheckResult, Status};
+use ratelimit_lab::suite::{run_check, run_check_within, Status};
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 
 /// The reference, except that `allow` panics on one key.
@@ -118,6 +118,7 @@ fn an_unknown_check_is_reported_not_panicked() {
 #[cfg(not(any(loom, feature = "shuttle")))]
 mod deadlocks {
     use super::*;
+    use ratelimit_lab::suite::CheckResult;
     use ratelimit_lab::sync::{mpsc, thread, Arc, Mutex};
 
     /// The reference behind a lock that `evict_full` takes twice.

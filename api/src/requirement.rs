@@ -43,6 +43,35 @@ impl Requirement {
             Requirement::R4 => "Policy change is version-guarded and preserves accumulated credit.",
         }
     }
+
+    /// What a design must do to meet the requirement, for a failure that no catalogued
+    /// mistake explains: where to look, in the contract's terms.
+    pub fn hint(self) -> &'static str {
+        match self {
+            Requirement::R1 => {
+                "refill exactly (elapsed ns × tokens per second units, 10^9 units a token), clamp \
+                 to capacity, admit only when the whole cost is covered and deduct it; report \
+                 floor(units / 10^9) whole tokens and, when refused, a retry of ceil(missing units \
+                 / rate) ns; validate key, cost and time before any change. Compare the failing \
+                 step's numbers with these."
+            }
+            Requirement::R2 => {
+                "make refill, compare, deduct and save one critical section: nothing another \
+                 caller does may land between reading a balance and writing it back."
+            }
+            Requirement::R3 => {
+                "track at most max_keys keys, refuse a new key beyond them with \
+                 KeyCapacityReached (never admit it untracked), and let evict_full remove only \
+                 buckets that are full at its time, refilled under the current policy."
+            }
+            Requirement::R4 => {
+                "accept a policy only when expected_version is the current version and the new \
+                 version is higher; refill every bucket under the old rate up to the cutover \
+                 time, then clamp it to the new capacity, never top it up; publish the new \
+                 policy and the buckets together."
+            }
+        }
+    }
 }
 
 impl Invariant {

@@ -1,15 +1,19 @@
-//! Diagnosis by replay: a failing sequential trace is run again on known wrong designs, and
-//! one that returns exactly the same outcomes (and, for a failure found in the stored state,
-//! holds the same balances) names the mistake.
+//! Diagnosis by replay: a failing sequential trace is run again on known wrong designs; those
+//! that return exactly the same outcomes (and, for a failure found in the stored state, hold
+//! the same balances) reproduce it. A mistake is named only when the evidence singles it out:
+//! every design that reproduces the trace makes that one mistake. When designs making
+//! different mistakes reproduce it, or none does, the failure names no mistake (a wrong name
+//! would send a learner to fix code that is right) and the report gives the requirement's
+//! hint instead.
 //!
 //! The suite knows no designs itself: the caller passes the [`Suspect`]s (the harness passes
 //! the catalog's wrong designs), so that the suite depends on nothing above it.
 use serde::Serialize;
 
 use crate::model::Outcome;
-use crate::{LimitError, Limiter, Mistake, Policy, Requirement};
+use crate::{Mistake, Requirement};
 
-use super::check::CheckInfo;
+use super::behaviour::{consistent, departs_on, Build};
 use super::probe::balances;
 use super::{Failure, Replay};
 
@@ -23,7 +27,7 @@ pub struct Suspect {
     /// The seed mistake it makes.
     pub mistake: Mistake,
     /// A fresh instance of it.
-    pub build: fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>,
+    pub build: Build,
 }
 
 impl std::fmt::Debug for Suspect {
@@ -77,41 +81,60 @@ fn reproduces(suspect: &Suspect, replay: &Replay) -> bool {
     matches!(run, Ok(Some(true)))
 }
 
-/// Names the seed mistake a sequential failure resembles by replaying its trace on the
-/// suspects. When several reproduce it, the one making the mistake the check is about comes
-/// first, then one breaking the check's requirement, then the order given (a short trace can
-/// coincide with a design that is wrong in another way).
-pub(crate) fn diagnose(check: &CheckInfo, mut failure: Failure, suspects: &[Suspect]) -> Failure {
+/// The one mistake every suspect in `like` makes, if they agree (and there is one).
+pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) -> Option<Mistake> {
+    let mut like = like.into_iter();
+    let first = like.next()?.mistake;
+    like.all(|l| l.mistake == first).then_some(first)
+}
+
+/// Names the seed mistake a sequential failure shows by replaying its trace on the suspects:
+/// every suspect that reproduces it and is [consistent](super::behaviour::consistent) with
+/// `design` (built by `design`) is listed in [`Failure::resembles`], and [`Failure::mistake`]
+/// is set only when they all make the same mistake.
+pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build) -> Failure {
     let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
     };
-    let mut like = resembling(suspects, replay);
-    like.sort_by_key(|s| {
-        (
-            Some(s.mistake) != check.mistake,
-            s.breaks != check.requirement,
-        )
-    });
-    failure.resembles = like
-        .iter()
+    failure.resembles = resembling(suspects, replay)
+        .into_iter()
+        .filter(|s| departs_on(s.build, replay.policy, replay.max_keys, &replay.ops))
+        .filter(|s| consistent(s.build, design))
         .map(|s| Lookalike {
             design: s.name.to_string(),
             mistake: s.mistake,
         })
         .collect();
-    if let Some(first) = like.first() {
-        failure.mistake = Some(first.mistake);
-        let names: Vec<&str> = like.iter().map(|s| s.name).collect();
-        let note = format!(
+    if failure.resembles.is_empty() {
+        return failure;
+    }
+    // A mistake the check saw directly (an error that changed the state, a key count above
+    // the bound) stands when the designs that reproduce the trace include one making it.
+    let seen = failure
+        .mistake
+        .filter(|m| failure.resembles.iter().any(|l| l.mistake == *m));
+    failure.mistake = agreed_mistake(&failure.resembles).or(seen);
+    let names: Vec<&str> = failure
+        .resembles
+        .iter()
+        .map(|l| l.design.as_str())
+        .collect();
+    let note = match failure.mistake {
+        Some(_) => format!(
             "On this trace the design returns exactly what the catalogued wrong design{} {} return{}.",
             if names.len() > 1 { "s" } else { "" },
             names.join(", "),
             if names.len() > 1 { "" } else { "s" }
-        );
-        failure.detail = Some(match failure.detail.take() {
-            Some(d) if !d.is_empty() => format!("{d}\n{note}"),
-            _ => note,
-        });
-    }
+        ),
+        None => format!(
+            "On this trace the design returns exactly what the catalogued wrong designs {} return, \
+             and they make different mistakes: this trace alone does not tell which one is made.",
+            names.join(", ")
+        ),
+    };
+    failure.detail = Some(match failure.detail.take() {
+        Some(d) if !d.is_empty() => format!("{d}\n{note}"),
+        _ => note,
+    });
     failure
 }

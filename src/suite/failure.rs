@@ -185,11 +185,11 @@ impl fmt::Display for Failure {
 }
 
 /// The column a hint wraps at.
-const HINT_WIDTH: usize = 100;
+pub(crate) const HINT_WIDTH: usize = 100;
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stands
 /// alone), every line after the first starting with `indent`.
-fn wrapped(text: &str, width: usize, indent: &str) -> String {
+pub(crate) fn wrapped(text: &str, width: usize, indent: &str) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     for word in text.split(' ') {

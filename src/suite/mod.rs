@@ -37,6 +37,8 @@
 //! Every knob is an environment variable, named in [`env`](mod@env): cases, seed, per-check timeout,
 //! concurrency rounds, and the directory for graded reports.
 mod arithmetic;
+mod behaviour;
+mod card;
 mod check;
 mod concurrency;
 pub mod counterexample;

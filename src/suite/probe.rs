@@ -354,9 +354,17 @@ pub(crate) fn expect_new_error<L: Limiter>(
         Ok(Err(e)) => Err(Failure::new(format!(
             "new({policy:?}, max_keys {max_keys}) returned {e:?}; the specification says {want:?}"
         ))),
-        Ok(Ok(_)) => Err(Failure::new(format!(
-            "new({policy:?}, max_keys {max_keys}) built a limiter; the specification refuses with {want:?}"
-        ))),
+        Ok(Ok(_)) => {
+            let failure = Failure::new(format!(
+                "new({policy:?}, max_keys {max_keys}) built a limiter; the specification refuses with {want:?}"
+            ));
+            // A limiter built with no room for a key can only be one without a key bound.
+            Err(if want == LimitError::InvalidMaxKeys {
+                failure.resembling(Mistake::UntrackedKeys)
+            } else {
+                failure
+            })
+        }
         Err(msg) => Err(Failure::new(format!(
             "new({policy:?}, max_keys {max_keys}) panicked: {msg}"
         ))

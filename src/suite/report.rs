@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::diagnosis::Lookalike;
 use super::runner::{CheckResult, Status};
 use super::CHECKS;
 
@@ -50,36 +49,77 @@ impl Report {
         self.results.iter().map(|(_, r)| r).find(|r| !r.passed())
     }
 
-    /// The seed mistake the design most likely makes, judged over every failed check: the
-    /// catalogued wrong designs that reproduce *all* failing traces (where a trace can be
-    /// replayed) are intersected, and the most relevant survivor to the first failure names
-    /// the mistake; without a survivor, the first failure's own diagnosis stands.
+    /// The seed mistake the design makes, judged over every failed check, or `None` when the
+    /// evidence does not single one out (a wrong name would send a learner to fix code that
+    /// is right).
+    ///
+    /// - **Replayed traces.** The catalogued designs that reproduce the failing trace of
+    ///   *every* check whose trace some design reproduces are kept (a coincidence on one short
+    ///   trace does not carry over to the others; a check whose trace no design reproduces
+    ///   gives no evidence: an unseen design with a known flaw differs from the catalogued one
+    ///   in its details).
+    /// - **Direct evidence.** A check that saw a mistake itself (an error that changed the
+    ///   state, a limiter built without a key bound) and whose trace no design reproduces
+    ///   allows only that mistake.
+    /// - A mistake is named when it is the only one all this evidence allows. Only when no
+    ///   sequential check gives evidence do the concurrency checks speak: the race named by
+    ///   the most of them, the earliest in suite order on a tie.
     pub fn diagnosis(&self) -> Option<super::Mistake> {
-        let first = self.first_failure()?;
-        let mut common: Option<Vec<&Lookalike>> = None;
+        self.diagnosis_without(&[])
+    }
+
+    /// [`diagnosis`](Self::diagnosis) as if the catalogued designs named in `left_out` were
+    /// not in the catalog: how the diagnosis does on a design the catalog does not hold
+    /// (grading a catalogued design with its own entry left out).
+    pub fn diagnosis_without(&self, left_out: &[&str]) -> Option<super::Mistake> {
+        use super::check::Kind;
+        use super::diagnosis::Lookalike;
+        use super::Mistake;
+        let mut designs: Option<Vec<&Lookalike>> = None;
+        let mut direct: Vec<Mistake> = Vec::new();
+        let mut races: Vec<Mistake> = Vec::new();
         for (_, r) in &self.results {
-            if let Status::Failed(f) = &r.status {
-                if f.replay.is_some() {
-                    let names: Vec<&Lookalike> = f.resembles.iter().collect();
-                    common = Some(match common {
-                        None => names,
-                        Some(c) => c.into_iter().filter(|n| names.contains(n)).collect(),
-                    });
-                }
+            let Status::Failed(f) = &r.status else {
+                continue;
+            };
+            if f.panicked {
+                continue;
+            }
+            let like: Vec<&Lookalike> = f
+                .resembles
+                .iter()
+                .filter(|l| !left_out.contains(&l.design.as_str()))
+                .collect();
+            if r.check.kind == Kind::Concurrency && f.replay.is_none() {
+                races.extend(f.mistake);
+            } else if !like.is_empty() {
+                designs = Some(match designs {
+                    None => like,
+                    Some(d) => d.into_iter().filter(|l| like.contains(l)).collect(),
+                });
+            } else if f.resembles.is_empty() {
+                direct.extend(f.mistake);
             }
         }
-        let ranked = match &first.status {
-            Status::Failed(f) => f.resembles.iter().collect(),
-            _ => Vec::new(),
-        };
-        let survivor = common
-            .unwrap_or_default()
-            .into_iter()
-            .min_by_key(|n| ranked.iter().position(|r| r == n).unwrap_or(usize::MAX));
-        match survivor {
-            Some(l) => Some(l.mistake),
-            None => first.mistake(),
+        let mut allowed: Vec<Mistake> = Vec::new();
+        if let Some(d) = &designs {
+            allowed.extend(d.iter().map(|l| l.mistake));
         }
+        for m in &direct {
+            if designs.is_none() && allowed.is_empty() {
+                allowed.push(*m);
+            }
+            allowed.retain(|a| a == m);
+        }
+        if designs.is_some() || !direct.is_empty() {
+            let first = *allowed.first()?;
+            return allowed.iter().all(|m| *m == first).then_some(first);
+        }
+        races.iter().copied().max_by_key(|m| {
+            let votes = races.iter().filter(|n| *n == m).count();
+            let earliest = races.iter().position(|n| n == m).unwrap_or(usize::MAX);
+            (votes, std::cmp::Reverse(earliest))
+        })
     }
 
     /// Every result for a person, in suite order: a line for each check that passed, the full
@@ -132,7 +172,7 @@ impl Report {
         json!({
             "version": 3,
             "status": if all_passed { "pass" } else { "fail" },
-            "message": Value::Null,
+            "message": self.summary("the design"),
             "tests": tests,
         })
     }
@@ -163,7 +203,7 @@ impl Report {
             "score": self.score(),
             "max_score": self.max_score(),
             "execution_time": self.elapsed().as_secs_f64(),
-            "output": format!("{} of {} checks passed, {} of {} points", self.passed(), self.results.len(), self.score(), self.max_score()),
+            "output": self.summary("the design"),
             "tests": tests,
         })
     }

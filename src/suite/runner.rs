@@ -46,14 +46,14 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
-    /// The seed mistake a failure most resembles: the failure's own diagnosis, else the
-    /// check's.
+    /// The seed mistake the failure's evidence singles out (see [`Report::diagnosis`]):
+    /// never the check's own label by default, since a check fails for more than one mistake.
+    ///
+    /// [`Report::diagnosis`]: super::Report::diagnosis
     pub fn mistake(&self) -> Option<super::Mistake> {
         match &self.status {
-            Status::Passed => None,
-            Status::Failed(f) if f.panicked => None,
-            Status::Failed(f) => f.mistake.or(self.check.mistake),
-            Status::TimedOut { .. } => self.check.mistake,
+            Status::Failed(f) if !f.panicked => f.mistake,
+            _ => None,
         }
     }
 
@@ -95,11 +95,10 @@ impl CheckResult {
         match &self.status {
             Status::Passed => {}
             Status::Failed(f) => {
-                let f = match c.mistake {
-                    Some(m) => f.clone().resembling(m),
-                    None => f.clone(),
-                };
                 out.push_str(&f.to_string());
+                if f.mistake.is_none() && !f.panicked {
+                    out.push_str(&requirement_hint(c.requirement));
+                }
             }
             Status::TimedOut {
                 limit_secs,
@@ -138,6 +137,18 @@ impl CheckResult {
         }
         out
     }
+}
+
+/// The requirement's hint, wrapped, for a failure that names no mistake.
+fn requirement_hint(requirement: super::Requirement) -> String {
+    format!(
+        "{}\n",
+        super::failure::wrapped(
+            &format!("hint ({requirement}): {}", requirement.hint()),
+            super::failure::HINT_WIDTH,
+            "      "
+        )
+    )
 }
 
 /// Runs the check called `name` on `L`, isolated on its own thread and limited to
@@ -217,8 +228,9 @@ pub fn run_check_within<L: Limiter>(
         // The suspects are designs too: under shuttle and loom their locks belong to the
         // controlled backend, so the replay runs inside one execution.
         Status::Failed(failure) => {
-            let (info, list, kept) = (*check, suspects.to_vec(), failure.clone());
-            match in_execution(move || diagnose(&info, failure, &list)) {
+            let (list, kept) = (suspects.to_vec(), failure.clone());
+            let design = super::behaviour::boxed::<L>;
+            match in_execution(move || diagnose(failure, &list, design)) {
                 Ok(diagnosed) => Status::Failed(diagnosed),
                 Err(_) => Status::Failed(kept),
             }

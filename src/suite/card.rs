@@ -1,0 +1,249 @@
+//! The grade card: a design's [`Report`] summed up for a person, in the order they read it.
+//! First the score, per requirement and per level of check; then the combined diagnosis;
+//! then the first failure in suite order, in full (the suite lists the seed's scenarios first,
+//! so the first failure is usually the most concrete one).
+use std::fmt::Write as _;
+
+use super::check::Kind;
+use super::failure::{wrapped, HINT_WIDTH};
+use super::report::Report;
+use super::Requirement;
+
+/// The levels of check, in suite order, with their names on the card.
+const LEVELS: [(Kind, &str); 3] = [
+    (Kind::Scenario, "scenarios (fixed)"),
+    (Kind::Property, "properties (generated)"),
+    (Kind::Concurrency, "concurrency"),
+];
+
+/// `hint: …`, wrapped and indented.
+fn hint(text: &str) -> String {
+    format!(
+        "  {}",
+        wrapped(&format!("hint: {text}"), HINT_WIDTH, "        ")
+    )
+}
+
+const REQUIREMENTS: [Requirement; 4] = [
+    Requirement::R1,
+    Requirement::R2,
+    Requirement::R3,
+    Requirement::R4,
+];
+
+impl Report {
+    /// The summary of the card: the score, the rows per requirement and per level, and the
+    /// diagnosis (what [`exercism`](Report::exercism) puts in its top-level `message`).
+    pub fn summary(&self, design: &str) -> String {
+        let mut out = format!(
+            "{design}: {} of {} checks passed, {} of {} points\n\n",
+            self.passed(),
+            self.results.len(),
+            self.score(),
+            self.max_score()
+        );
+        let mut rows: Vec<(String, String, String)> = Vec::new();
+        for requirement in REQUIREMENTS {
+            rows.push(
+                self.row(&format!("{requirement} {}", requirement.text()), |r| {
+                    r.check.requirement == requirement
+                }),
+            );
+        }
+        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        let _ = writeln!(out, "  {:width$}  checks  points", "requirement");
+        for (label, checks, points) in rows.drain(..) {
+            let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
+        }
+        for (kind, name) in LEVELS {
+            rows.push(self.row(name, |r| r.check.kind == kind));
+        }
+        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        let _ = writeln!(out, "\n  {:width$}  checks  points", "level");
+        for (label, checks, points) in rows {
+            let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
+        }
+        out.push('\n');
+        out.push_str(&self.diagnosis_text());
+        out
+    }
+
+    /// The whole card: [`summary`](Report::summary), then the first failure in suite order in
+    /// full (with the command that reruns it), or a line saying every check passed.
+    pub fn card(&self, design: &str) -> String {
+        let mut out = self.summary(design);
+        match self.first_failure() {
+            None => out.push_str("\nevery check passed\n"),
+            Some(first) => {
+                let name = self
+                    .results
+                    .iter()
+                    .find(|(_, r)| std::ptr::eq(r, first))
+                    .map_or(first.check.name, |(n, _)| n.as_str());
+                let _ = write!(
+                    out,
+                    "\nfirst failure, in suite order:\n\n{}",
+                    first.explain(&self.rerun_for(name))
+                );
+            }
+        }
+        out
+    }
+
+    /// The combined diagnosis in words: the mistake the evidence of every failed check
+    /// singles out, with the seed's text and hint; or, when none is singled out, the first
+    /// broken requirement and its hint.
+    pub fn diagnosis_text(&self) -> String {
+        let Some(first) = self.first_failure() else {
+            return "diagnosis: none needed, every check passed\n".to_owned();
+        };
+        let failed = self.results.len() - self.passed();
+        match self.diagnosis() {
+            Some(m) => format!(
+                "diagnosis, over all {failed} failed check{}: the seed's mistake \"{}\"\n{}\n",
+                if failed == 1 { "" } else { "s" },
+                m.seed_text(),
+                hint(m.hint())
+            ),
+            None => format!(
+                "diagnosis: no catalogued mistake explains all {failed} failure{}; the first broken \
+                 requirement is {}: {}\n{}\n",
+                if failed == 1 { "" } else { "s" },
+                first.check.requirement,
+                first.check.requirement.text(),
+                hint(first.check.requirement.hint())
+            ),
+        }
+    }
+
+    /// `(label, "passed/total", "earned/available")` over the checks `pick` selects.
+    fn row(
+        &self,
+        label: &str,
+        pick: impl Fn(&super::CheckResult) -> bool,
+    ) -> (String, String, String) {
+        let picked: Vec<&super::CheckResult> = self
+            .results
+            .iter()
+            .map(|(_, r)| r)
+            .filter(|r| pick(r))
+            .collect();
+        let passed = picked.iter().filter(|r| r.passed()).count();
+        let earned: u32 = picked.iter().map(|r| r.score()).sum();
+        let available: u32 = picked.iter().map(|r| r.check.points).sum();
+        (
+            label.to_owned(),
+            format!("{passed}/{}", picked.len()),
+            format!("{earned}/{available}"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::super::diagnosis::Lookalike;
+    use super::super::{CheckResult, Failure, Mistake, Replay, Status, CHECKS};
+    use super::*;
+    use crate::Policy;
+
+    /// A report where the checks at `failing` (indices into the suite) failed, each failure
+    /// reproduced by the designs given.
+    fn report(failing: &[(usize, &[(&str, Mistake)])]) -> Report {
+        let results = CHECKS
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let status = match failing.iter().find(|(at, _)| *at == i) {
+                    None => Status::Passed,
+                    Some((_, like)) => {
+                        let mut f = Failure::new("it went wrong");
+                        f.replay = Some(Replay {
+                            policy: Policy::new(1, 10, 2).expect("valid"),
+                            max_keys: 8,
+                            ops: Vec::new(),
+                            observed: Vec::new(),
+                            snapshot: None,
+                        });
+                        f.resembles = like
+                            .iter()
+                            .map(|(d, m)| Lookalike {
+                                design: (*d).to_owned(),
+                                mistake: *m,
+                            })
+                            .collect();
+                        Status::Failed(f)
+                    }
+                };
+                let result = CheckResult {
+                    check: *c,
+                    status,
+                    elapsed: Duration::from_millis(1),
+                };
+                (c.name.to_owned(), result)
+            })
+            .collect();
+        Report {
+            results,
+            rerun_command: None,
+        }
+    }
+
+    #[test]
+    fn the_card_sums_up_per_requirement_and_level_and_shows_the_first_failure() {
+        let r = report(&[(0, &[("A", Mistake::WindowReset)])]);
+        let card = r.card("Mine");
+        let total = CHECKS.len();
+        assert!(card.starts_with(&format!("Mine: {} of {total} checks passed", total - 1)));
+        let r1 = CHECKS
+            .iter()
+            .filter(|c| c.requirement == Requirement::R1)
+            .count();
+        let row = card
+            .lines()
+            .find(|l| l.trim_start().starts_with("R1 "))
+            .expect("an R1 row");
+        assert!(row.contains(&format!("{}/{r1}", r1 - 1)), "{row}");
+        assert!(card.contains("scenarios (fixed)"), "{card}");
+        assert!(card.contains(&format!(
+            "first failure, in suite order:\n\n{} (",
+            CHECKS[0].name
+        )));
+        assert!(card.contains(Mistake::WindowReset.seed_text()), "{card}");
+    }
+
+    #[test]
+    fn a_mistake_is_named_only_when_one_design_explains_every_failure() {
+        let one = [("A", Mistake::WindowReset)];
+        let other = [("B", Mistake::DroppedFraction)];
+        let both = [("A", Mistake::WindowReset), ("B", Mistake::DroppedFraction)];
+        // Both failures explained by A alone, or by A and B with B not explaining the first.
+        assert_eq!(
+            report(&[(0, &one), (1, &one)]).diagnosis(),
+            Some(Mistake::WindowReset)
+        );
+        assert_eq!(
+            report(&[(0, &one), (1, &both)]).diagnosis(),
+            Some(Mistake::WindowReset)
+        );
+        // Two designs making different mistakes explain everything: no name.
+        assert_eq!(report(&[(0, &both), (1, &both)]).diagnosis(), None);
+        // No one design explains both failures: no name.
+        assert_eq!(report(&[(0, &one), (1, &other)]).diagnosis(), None);
+        // A failure no design reproduces gives no evidence either way.
+        assert_eq!(
+            report(&[(0, &one), (1, &[])]).diagnosis(),
+            Some(Mistake::WindowReset)
+        );
+        // Left out of the catalog, A cannot name its mistake.
+        assert_eq!(report(&[(0, &one)]).diagnosis_without(&["A"]), None);
+        let silent = report(&[(0, &one), (1, &other)]);
+        let text = silent.diagnosis_text();
+        assert!(
+            text.contains("no catalogued mistake explains all 2 failures"),
+            "{text}"
+        );
+        assert!(text.contains("hint: "), "{text}");
+    }
+}
