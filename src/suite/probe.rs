@@ -164,10 +164,11 @@ impl<L: Limiter> Probe<L> {
         if let (Some(before), Outcome::Error(e)) = (&before, &expected) {
             let after = self.snapshot()?;
             if after.as_ref() != Some(before) {
+                let change = snapshot_change(before, after.as_ref());
                 self.replay.snapshot = after;
                 return Err(self
                     .fail(format!(
-                        "step {step}: {op} returned the error \"{e}\" but changed the state (snapshot before and after differ)"
+                        "step {step}: {op} returned the error \"{e}\" but changed the state: {change}"
                     ))
                     .resembling(Mistake::MutationBeforeValidation));
             }
@@ -298,6 +299,47 @@ fn balance_at(b: &BucketState, policy: &Policy, t: u64) -> u128 {
     b.units.saturating_add(earned).min(cap)
 }
 
+/// What changed between two snapshots, field by field: the observed time, the policy, keys
+/// added or removed, and stored buckets.
+fn snapshot_change(before: &Snapshot, after: Option<&Snapshot>) -> String {
+    let Some(after) = after else {
+        return "the design stopped reporting a snapshot".to_owned();
+    };
+    let mut changes = Vec::new();
+    if before.observed_nanos != after.observed_nanos {
+        changes.push(format!(
+            "the observed time went from {} ns to {} ns",
+            before.observed_nanos, after.observed_nanos
+        ));
+    }
+    if before.policy != after.policy {
+        changes.push(format!(
+            "the policy went from {:?} to {:?}",
+            before.policy, after.policy
+        ));
+    }
+    for (key, b) in &after.buckets {
+        match before.buckets.get(key) {
+            None => changes.push(format!("{key:?} was added")),
+            Some(was) if was != b => changes.push(format!(
+                "{key:?} went from {} units at {} ns to {} units at {} ns",
+                was.units, was.last_nanos, b.units, b.last_nanos
+            )),
+            Some(_) => {}
+        }
+    }
+    for key in before.buckets.keys() {
+        if !after.buckets.contains_key(key) {
+            changes.push(format!("{key:?} was removed"));
+        }
+    }
+    if changes.is_empty() {
+        "the snapshot differs".to_owned()
+    } else {
+        changes.join("; ")
+    }
+}
+
 /// A short explanation of how two outcomes differ, in the seed's terms.
 fn difference_note(expected: &Outcome, got: &Outcome) -> String {
     match (expected, got) {
@@ -331,16 +373,26 @@ fn difference_note(expected: &Outcome, got: &Outcome) -> String {
 }
 
 fn retry_note(e: &Decision, g: &Decision) -> String {
-    format!(
-        "retry_after_nanos: expected {}, got {} ({})",
-        e.retry_after_nanos,
-        g.retry_after_nanos,
-        if g.retry_after_nanos < e.retry_after_nanos {
-            "too early: the request would still fail then"
-        } else {
-            "too late: the request would already pass earlier"
-        }
-    )
+    let (want, got) = (e.retry_after_nanos, g.retry_after_nanos);
+    let why = if got < want {
+        format!(
+            "too early by {} ns: the request would still fail then",
+            want - got
+        )
+    } else if want == crate::MAX_QUANTITY {
+        // The true wait is longer than either number: only the cap differs.
+        format!(
+            "the true wait exceeds both; the contract caps the estimate at {} (MAX_QUANTITY, \
+             i64::MAX), not above",
+            crate::MAX_QUANTITY
+        )
+    } else {
+        format!(
+            "too late by {} ns: the request would already pass {want} ns after the call",
+            got - want
+        )
+    };
+    format!("retry_after_nanos: expected {want}, got {got} ({why})")
 }
 
 /// The error the specification gives for a misbuilt limiter.
@@ -369,5 +421,63 @@ pub(crate) fn expect_new_error<L: Limiter>(
             "new({policy:?}, max_keys {max_keys}) panicked: {msg}"
         ))
         .as_panic()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decision(retry_after_nanos: u64) -> Decision {
+        Decision {
+            allowed: false,
+            whole_tokens: 0,
+            retry_after_nanos,
+        }
+    }
+
+    #[test]
+    fn a_retry_note_says_by_how_much_and_never_calls_a_capped_wait_too_late() {
+        let early = retry_note(&decision(500), &decision(200));
+        assert!(early.contains("too early by 300 ns"), "{early}");
+        let late = retry_note(&decision(500), &decision(800));
+        assert!(late.contains("too late by 300 ns"), "{late}");
+        let capped = retry_note(&decision(crate::MAX_QUANTITY), &decision(u64::MAX));
+        assert!(!capped.contains("too late"), "{capped}");
+        assert!(capped.contains("the true wait exceeds both"), "{capped}");
+    }
+
+    #[test]
+    fn a_snapshot_change_names_each_field_that_changed() {
+        let policy = Policy::new(1, 10, 2).expect("valid");
+        let bucket = |units, last_nanos| BucketState { units, last_nanos };
+        let before = Snapshot {
+            policy,
+            observed_nanos: 10,
+            buckets: [
+                ("k".to_owned(), bucket(5, 10)),
+                ("gone".to_owned(), bucket(1, 0)),
+            ]
+            .into_iter()
+            .collect(),
+        };
+        let mut after = before.clone();
+        after.observed_nanos = 20;
+        after.buckets.remove("gone");
+        after.buckets.insert("k".to_owned(), bucket(4, 20));
+        after.buckets.insert("new".to_owned(), bucket(9, 20));
+        let text = snapshot_change(&before, Some(&after));
+        for part in [
+            "the observed time went from 10 ns to 20 ns",
+            "\"k\" went from 5 units at 10 ns to 4 units at 20 ns",
+            "\"new\" was added",
+            "\"gone\" was removed",
+        ] {
+            assert!(text.contains(part), "{part} in {text}");
+        }
+        assert_eq!(
+            snapshot_change(&before, None),
+            "the design stopped reporting a snapshot"
+        );
     }
 }
