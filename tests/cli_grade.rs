@@ -135,6 +135,11 @@ fn grade_writes_exercism_and_gradescope_reports() {
     let tests = exercism["tests"].as_array().expect("tests is an array");
     assert_eq!(tests.len(), ratelimit_lab::suite::CHECKS.len());
     assert!(tests.iter().all(|t| t["status"] == "pass"), "{exercism}");
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("checks passed") && message.contains("every check passed"),
+        "the top-level message is the card's summary: {exercism}"
+    );
 
     let gradescope = read_json(&dir.join("TokenBucket").join("gradescope.json"));
     assert!(
@@ -142,6 +147,14 @@ fn grade_writes_exercism_and_gradescope_reports() {
         "{gradescope}"
     );
     assert_eq!(gradescope["score"], gradescope["max_score"], "{gradescope}");
+    let numbers: Vec<&str> = gradescope["tests"]
+        .as_array()
+        .expect("tests is an array")
+        .iter()
+        .filter_map(|t| t["number"].as_str())
+        .collect();
+    assert_eq!(numbers.first(), Some(&"1.1"), "{gradescope}");
+    assert_eq!(numbers.len(), ratelimit_lab::suite::CHECKS.len());
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -187,6 +187,7 @@ mod tests {
         Report {
             results,
             rerun_command: None,
+            wall: None,
         }
     }
 

@@ -92,6 +92,7 @@ pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
             .map(|c| (c.name.to_string(), run_check::<L>(c.name, suspects)))
             .collect(),
         rerun_command: None,
+        wall: None,
     }
 }
 
@@ -104,5 +105,6 @@ pub fn grade<L: Limiter>(suspects: &[Suspect]) -> Report {
             .map(|c| (c.name.to_string(), run_check::<L>(c.name, suspects)))
             .collect(),
         rerun_command: None,
+        wall: None,
     }
 }
