@@ -99,6 +99,16 @@ impl Failure {
         self
     }
 
+    /// Adds where the design's first panic happened (a `file:line:column`) to the detail.
+    pub fn with_panic_place(mut self, place: &str) -> Failure {
+        let line = format!("the first panic happened at {place}");
+        self.detail = Some(match self.detail.take() {
+            Some(d) if !d.is_empty() => format!("{d}\n{line}"),
+            _ => line,
+        });
+        self
+    }
+
     /// Names the seed mistake it resembles, unless one is named already or the design
     /// panicked.
     pub fn resembling(mut self, mistake: Mistake) -> Failure {

@@ -53,6 +53,7 @@ mod hosted;
 pub mod linearizability;
 mod probe;
 mod properties;
+mod quiet_panics;
 mod race_kind;
 mod races;
 mod report;

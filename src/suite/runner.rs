@@ -188,6 +188,10 @@ pub fn run_check_within<L: Limiter>(
         .name(format!("check {owned}"))
         .spawn(move || {
             let _member = waits::join(&member);
+            let quiet = !Backend::current().is_controlled();
+            if quiet {
+                super::quiet_panics::begin();
+            }
             // A sequential check runs inside an execution of the controlled backend (the
             // design's locks belong to it); a concurrency check explores on its own.
             set_current_check(owned);
@@ -200,20 +204,35 @@ pub fn run_check_within<L: Limiter>(
             } else {
                 sequential::<L>(owned)
             };
-            let _ = tx.send(result);
+            let place = if quiet {
+                super::quiet_panics::end()
+            } else {
+                None
+            };
+            let _ = tx.send((result, place));
         });
     let status = match spawned {
         Err(e) => Status::Failed(Failure::new(format!(
             "could not start the check's thread: {e}"
         ))),
         Ok(_) => match rx.recv_timeout(limit) {
-            Ok(Ok(Some(Ok(())))) => Status::Passed,
-            Ok(Ok(Some(Err(failure)))) => Status::Failed(failure),
-            Ok(Ok(None)) => {
-                Status::Failed(Failure::new(format!("there is no check called {owned:?}")))
-            }
-            Ok(Err(msg)) => {
-                Status::Failed(Failure::new(format!("the design panicked: {msg}")).as_panic())
+            Ok((result, place)) => {
+                let status = match result {
+                    Ok(Some(Ok(()))) => Status::Passed,
+                    Ok(Some(Err(failure))) => Status::Failed(failure),
+                    Ok(None) => {
+                        Status::Failed(Failure::new(format!("there is no check called {owned:?}")))
+                    }
+                    Err(msg) => Status::Failed(
+                        Failure::new(format!("the design panicked: {msg}")).as_panic(),
+                    ),
+                };
+                match (status, place) {
+                    (Status::Failed(f), Some(place)) if f.panicked => {
+                        Status::Failed(f.with_panic_place(&place))
+                    }
+                    (status, _) => status,
+                }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => Status::TimedOut {
                 limit_secs: limit.as_secs(),
