@@ -32,8 +32,7 @@ pub(crate) fn boxed<L: Limiter>(
 
 /// One probe: a limiter's policy and key bound, and the calls made on it in order.
 struct Probe {
-    capacity: u64,
-    rate: u64,
+    policy: Policy,
     max_keys: usize,
     ops: Vec<Op>,
 }
@@ -61,18 +60,19 @@ fn replace(version: u64, capacity: u64, rate: u64, expected_version: u64, now: u
     }
 }
 
-fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Probe {
-    Probe {
-        capacity,
-        rate,
+/// A probe of a limiter built with version 1 of `capacity` and `rate` (every probe's policy
+/// is valid; an invalid one would only drop the probe).
+fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Option<Probe> {
+    Some(Probe {
+        policy: Policy::new(1, capacity, rate).ok()?,
         max_keys,
         ops,
-    }
+    })
 }
 
 /// The battery, each probe a few calls long.
 fn battery() -> Vec<Probe> {
-    vec![
+    [
         // The seed's trace table, continued: fractional credit kept across a refusal.
         probe(
             10,
@@ -236,6 +236,9 @@ fn battery() -> Vec<Probe> {
             ],
         ),
     ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// What a design did on one probe: its outcomes, and its balances at the end when it
@@ -252,14 +255,9 @@ enum Read {
     Unclamped,
 }
 
-fn behave(
-    build: &dyn Fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>,
-    p: &Probe,
-    read: Read,
-) -> Behaviour {
-    let policy = Policy::new(1, p.capacity, p.rate).ok()?;
+fn behave(build: Build, p: &Probe, read: Read) -> Behaviour {
     catch_unwind(AssertUnwindSafe(|| {
-        let limiter = build(policy, p.max_keys).ok()?;
+        let limiter = build(p.policy, p.max_keys).ok()?;
         let outcomes = p.ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
         let stored = limiter.snapshot().map(|s| match read {
             Read::Clamped => balances(&s)
@@ -298,10 +296,10 @@ fn differ(a: &Behaviour, b: &Behaviour) -> bool {
 /// panics, or cannot be built, counts as no evidence.
 pub(crate) fn consistent(suspect: Build, design: Build) -> bool {
     battery().iter().all(|p| {
-        let spec = behave(&spec, p, Read::Clamped);
+        let spec = behave(spec, p, Read::Clamped);
         let (theirs, mine) = (
-            behave(&suspect, p, Read::Clamped),
-            behave(&design, p, Read::Clamped),
+            behave(suspect, p, Read::Clamped),
+            behave(design, p, Read::Clamped),
         );
         let departs = differ(&theirs, &spec) || differ(&mine, &spec);
         !departs || !differ(&theirs, &mine)
@@ -313,21 +311,14 @@ pub(crate) fn consistent(suspect: Build, design: Build) -> bool {
 /// as the specification there cannot explain a failure on it.
 pub(crate) fn departs_on(suspect: Build, policy: Policy, max_keys: usize, ops: &[Op]) -> bool {
     let p = Probe {
-        capacity: policy.capacity(),
-        rate: policy.tokens_per_second(),
+        policy,
         max_keys,
         ops: ops.to_vec(),
     };
-    let version = policy.version();
-    let at = |build: Build| -> Behaviour {
-        let policy = Policy::new(version, p.capacity, p.rate).ok()?;
-        behave(
-            &move |_: Policy, m: usize| build(policy, m),
-            &p,
-            Read::Unclamped,
-        )
-    };
-    differ(&at(suspect), &at(spec))
+    differ(
+        &behave(suspect, &p, Read::Unclamped),
+        &behave(spec, &p, Read::Unclamped),
+    )
 }
 
 /// [`Build`] for the specification.
@@ -345,6 +336,11 @@ mod tests {
 
     fn policy(capacity: u64, rate: u64) -> Policy {
         Policy::new(1, capacity, rate).expect("valid")
+    }
+
+    #[test]
+    fn every_probe_of_the_battery_is_built() {
+        assert_eq!(battery().len(), 12, "a probe with an invalid policy was dropped");
     }
 
     #[test]
