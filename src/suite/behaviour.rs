@@ -340,7 +340,11 @@ mod tests {
 
     #[test]
     fn every_probe_of_the_battery_is_built() {
-        assert_eq!(battery().len(), 12, "a probe with an invalid policy was dropped");
+        assert_eq!(
+            battery().len(),
+            12,
+            "a probe with an invalid policy was dropped"
+        );
     }
 
     #[test]
