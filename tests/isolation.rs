@@ -2,6 +2,8 @@
 //! and nothing else: the runner isolates every check.
 use std::time::Duration;
 
+#[cfg(not(any(loom, feature = "shuttle")))]
+use ratelimit_lab::catalog::mistakes::FixedWindowBucket;
 use ratelimit_lab::catalog::suspects;
 use ratelimit_lab::reference::TokenBucket;
 use ratelimit_lab::suite::{run_check, run_check_within, Status};
@@ -52,6 +54,54 @@ impl Limiter for EvictionHangs {
     fn key_count(&self) -> usize {
         self.0.key_count()
     }
+}
+
+/// The catalogued `FixedWindowBucket`, except that `evict_full` never returns: a sequential
+/// check fails at once, a catalogued design reproduces the failure, and checking that
+/// design against this one runs this one on traces that evict.
+#[cfg(not(any(loom, feature = "shuttle")))]
+#[derive(Debug)]
+struct WrongAndEvictionHangs(FixedWindowBucket);
+
+#[cfg(not(any(loom, feature = "shuttle")))]
+impl Limiter for WrongAndEvictionHangs {
+    fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+        FixedWindowBucket::new(policy, max_keys).map(WrongAndEvictionHangs)
+    }
+    fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+        self.0.allow(key, cost, now)
+    }
+    fn evict_full(&self, _now: u64) -> Result<usize, LimitError> {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    fn replace_policy(&self, next: Policy, expected: u64, now: u64) -> Result<(), LimitError> {
+        self.0.replace_policy(next, expected, now)
+    }
+    fn key_count(&self) -> usize {
+        self.0.key_count()
+    }
+}
+
+/// The diagnosis runs the design beyond the check's own calls; where it hangs there, the
+/// failure is reported undiagnosed after the check's limit, never as a hung test.
+#[cfg(not(any(loom, feature = "shuttle")))]
+#[test]
+fn a_hang_in_the_diagnosis_leaves_the_failure_undiagnosed() {
+    // The check itself takes microseconds; the limit bounds the diagnosis, which always
+    // reaches the hang (the catalogued design reproduces the failure and departs on the
+    // eviction probe), so the test takes the limit.
+    let r = run_check_within::<WrongAndEvictionHangs>(
+        "seed_trace_table",
+        Duration::from_secs(5),
+        suspects(),
+    );
+    let Status::Failed(f) = &r.status else {
+        panic!("expected a failure, got {:?}", r.status)
+    };
+    assert!(!f.panicked, "{f:?}");
+    assert_eq!(r.mistake(), None, "no diagnosis came back");
 }
 
 #[test]

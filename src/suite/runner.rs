@@ -245,13 +245,29 @@ pub fn run_check_within<L: Limiter>(
     };
     let status = match status {
         // The suspects are designs too: under shuttle and loom their locks belong to the
-        // controlled backend, so the replay runs inside one execution.
+        // controlled backend, so the replay runs inside one execution. The diagnosis also
+        // runs the design itself (the battery of `behaviour`), which may hang where no check
+        // reached yet: it gets its own thread and the check's time limit, and without an
+        // answer in time the failure stands undiagnosed.
         Status::Failed(failure) => {
             let (list, kept) = (suspects.to_vec(), failure.clone());
             let design = super::behaviour::boxed::<L>;
-            match in_execution(move || diagnose(failure, &list, design)) {
-                Ok(diagnosed) => Status::Failed(diagnosed),
-                Err(_) => Status::Failed(kept),
+            let (tx, rx) = mpsc::channel();
+            let spawned = thread::Builder::new()
+                .name(format!("diagnosis of {owned}"))
+                .spawn(move || {
+                    let quiet = !Backend::current().is_controlled();
+                    if quiet {
+                        super::quiet_panics::begin();
+                    }
+                    let _ = tx.send(in_execution(move || diagnose(failure, &list, design)));
+                    if quiet {
+                        super::quiet_panics::end();
+                    }
+                });
+            match spawned.ok().and_then(|_| rx.recv_timeout(limit).ok()) {
+                Some(Ok(diagnosed)) => Status::Failed(diagnosed),
+                _ => Status::Failed(kept),
             }
         }
         other => other,
