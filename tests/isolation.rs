@@ -32,13 +32,13 @@ impl Limiter for PanicsOnKeyB {
     }
 }
 
-/// The reference, except that `evict_full` never returns.
+/// A design (the reference unless given), except that `evict_full` never returns.
 #[derive(Debug)]
-struct EvictionHangs(TokenBucket);
+struct EvictionHangs<D = TokenBucket>(D);
 
-impl Limiter for EvictionHangs {
+impl<D: Limiter> Limiter for EvictionHangs<D> {
     fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        TokenBucket::new(policy, max_keys).map(EvictionHangs)
+        D::new(policy, max_keys).map(EvictionHangs)
     }
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
         self.0.allow(key, cost, now)
@@ -56,33 +56,11 @@ impl Limiter for EvictionHangs {
     }
 }
 
-/// The catalogued `FixedWindowBucket`, except that `evict_full` never returns: a sequential
-/// check fails at once, a catalogued design reproduces the failure, and checking that
-/// design against this one runs this one on traces that evict.
+/// The catalogued `FixedWindowBucket` whose `evict_full` never returns: a sequential check
+/// fails at once, a catalogued design reproduces the failure, and checking that design
+/// against this one runs this one on traces that evict.
 #[cfg(not(any(loom, feature = "shuttle")))]
-#[derive(Debug)]
-struct WrongAndEvictionHangs(FixedWindowBucket);
-
-#[cfg(not(any(loom, feature = "shuttle")))]
-impl Limiter for WrongAndEvictionHangs {
-    fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
-        FixedWindowBucket::new(policy, max_keys).map(WrongAndEvictionHangs)
-    }
-    fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
-        self.0.allow(key, cost, now)
-    }
-    fn evict_full(&self, _now: u64) -> Result<usize, LimitError> {
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
-    }
-    fn replace_policy(&self, next: Policy, expected: u64, now: u64) -> Result<(), LimitError> {
-        self.0.replace_policy(next, expected, now)
-    }
-    fn key_count(&self) -> usize {
-        self.0.key_count()
-    }
-}
+type WrongAndEvictionHangs = EvictionHangs<FixedWindowBucket>;
 
 /// The diagnosis runs the design beyond the check's own calls; where it hangs there, the
 /// failure is reported undiagnosed after the check's limit, never as a hung test.

@@ -72,14 +72,9 @@ impl Report {
     /// full (with the command that reruns it), or a line saying every check passed.
     pub fn card(&self, design: &str) -> String {
         let mut out = self.summary(design);
-        match self.first_failure() {
+        match self.results.iter().find(|(_, r)| !r.passed()) {
             None => out.push_str("\nevery check passed\n"),
-            Some(first) => {
-                let name = self
-                    .results
-                    .iter()
-                    .find(|(_, r)| std::ptr::eq(r, first))
-                    .map_or(first.check.name, |(n, _)| n.as_str());
+            Some((name, first)) => {
                 let _ = write!(
                     out,
                     "\nfirst failure, in suite order:\n\n{}",
