@@ -1,6 +1,9 @@
 //! Paths the [`conformance_suite!`](crate::conformance_suite) expansion calls; no stability
 //! promise.
-use crate::suite::{collect, rerun, run_check};
+use std::path::PathBuf;
+
+use crate::suite::running::Running;
+use crate::suite::{collect, env, rerun, run_check};
 use crate::Limiter;
 
 /// Runs one check on `L` for a generated test, records it for the graded reports, and fails
@@ -8,17 +11,20 @@ use crate::Limiter;
 /// (shown under its name, in suite order), and the test unwinds without the panic hook, so
 /// no backtrace into the harness follows it even with `RUST_BACKTRACE` set.
 pub fn run<L: Limiter>(check: &str, module_path: &str) {
-    let result = run_check::<L>(check, crate::catalog::suspects());
     // `module_path!()` starts with the test crate's name; test names do not.
     let test_name = match module_path.split_once("::") {
         Some((_, inner)) => format!("{inner}::{check}"),
         None => check.to_string(),
     };
+    let report_dir = std::env::var_os(env::REPORT_DIR).map(PathBuf::from);
+    let running = Running::mark(report_dir.as_deref(), &test_name);
+    let result = run_check::<L>(check, crate::catalog::suspects());
     let explanation = result.explain(&rerun(&test_name));
     let passed = result.passed();
     if let Err(e) = collect(module_path, test_name.clone(), result) {
         eprintln!("ratelimit-lab: could not write the graded report: {e}");
     }
+    drop(running);
     if !passed {
         println!("\n{explanation}");
         std::panic::resume_unwind(Box::new(format!("{test_name} did not pass")));

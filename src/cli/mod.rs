@@ -3,6 +3,7 @@
 mod explore;
 mod grade;
 mod replay;
+mod submission;
 mod table;
 mod walkthrough;
 
@@ -64,6 +65,16 @@ enum Command {
     /// default build runs stress rounds on real threads. `--replay FILE` runs a saved
     /// counterexample again. Exit status 1 when a check failed, 2 for bad arguments.
     Explore(explore::Args),
+    /// Build a learner's crate and grade it within time limits, always leaving valid
+    /// `results.json` (Exercism, version 3) and `gradescope.json` reports.
+    ///
+    /// A crate that does not build is graded `error` with the compiler's first errors. The
+    /// checks run with their results written as each finishes; when the run is stopped at
+    /// `--test-limit-secs`, or the process ends by itself midway (`std::process::exit` or an
+    /// abort in the design), the reports keep what finished and list every other check as
+    /// an error: "did not finish" for the check that was running, "not run" for the rest.
+    /// Exit status 0 whenever both reports were written.
+    Submission(submission::Args),
 }
 
 /// Parses the command line, runs the subcommand and returns its exit status: `0` on success,
@@ -79,6 +90,7 @@ pub fn run() -> ExitCode {
         Command::Grade(args) => grade::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Explore(args) => explore::run(&args),
+        Command::Submission(args) => submission::run(&args),
     }
 }
 

@@ -58,8 +58,10 @@ mod race_kind;
 mod races;
 mod report;
 mod runner;
+pub mod running;
 mod scenarios;
 pub mod schedule;
+pub mod unfinished;
 
 pub use crate::{Invariant, Mistake, Requirement};
 pub use check::{find, CheckInfo, Kind, CHECKS};

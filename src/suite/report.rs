@@ -10,7 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::runner::{CheckResult, Status};
-use super::CHECKS;
+use super::{CheckInfo, CHECKS};
 
 /// The results of one design (or one invocation of the suite), in suite order.
 #[derive(Clone, Debug, Default)]
@@ -164,13 +164,7 @@ impl Report {
                         ("error", Value::String(r.explain(&self.rerun_for(name))))
                     }
                 };
-                json!({
-                    "name": name,
-                    "test_code": format!("{}: {}", r.check.requirement, r.check.guards),
-                    "status": status,
-                    "message": message,
-                    "task_id": r.check.requirement as u8 + 1,
-                })
+                exercism_test(name, &r.check, status, message)
             })
             .collect();
         let all_passed = self.results.iter().all(|(_, r)| r.passed());
@@ -189,20 +183,12 @@ impl Report {
             .results
             .iter()
             .map(|(name, r)| {
-                let mut tags = vec![r.check.requirement.to_string()];
-                tags.extend(r.check.invariant.map(|i| i.to_string()));
-                json!({
-                    "score": r.score(),
-                    "max_score": r.check.points,
-                    "status": if r.passed() { "passed" } else { "failed" },
-                    "name": name,
-                    // Numbered by the check's place in the suite, so that the same check has
-                    // the same number for every design in one report.
-                    "number": format!("{}.{}", r.check.requirement as u8 + 1, suite_position(r) + 1),
-                    "output": if r.passed() { r.check.guards.to_string() } else { r.explain(&self.rerun_for(name)) },
-                    "tags": tags,
-                    "visibility": "visible",
-                })
+                let output = if r.passed() {
+                    r.check.guards.to_string()
+                } else {
+                    r.explain(&self.rerun_for(name))
+                };
+                gradescope_test(name, &r.check, r.score(), output)
             })
             .collect();
         json!({
@@ -235,12 +221,42 @@ impl Report {
     }
 }
 
-/// Where a result's check stands in the suite, from 0.
-fn suite_position(r: &CheckResult) -> usize {
+/// Where the check called `name` stands in the suite, from 0 (`CHECKS.len()` when unknown).
+pub(crate) fn suite_position(name: &str) -> usize {
     CHECKS
         .iter()
-        .position(|c| c.name == r.check.name)
+        .position(|c| c.name == name)
         .unwrap_or(CHECKS.len())
+}
+
+/// One test of Exercism's `results.json` for the check `check`, run as the test `name`.
+pub(crate) fn exercism_test(name: &str, check: &CheckInfo, status: &str, message: Value) -> Value {
+    json!({
+        "name": name,
+        "test_code": format!("{}: {}", check.requirement, check.guards),
+        "status": status,
+        "message": message,
+        "task_id": check.requirement as u8 + 1,
+    })
+}
+
+/// One test of Gradescope's `results.json` for the check `check`, run as the test `name`:
+/// `passed` when it scored its points.
+pub(crate) fn gradescope_test(name: &str, check: &CheckInfo, score: u32, output: String) -> Value {
+    let mut tags = vec![check.requirement.to_string()];
+    tags.extend(check.invariant.map(|i| i.to_string()));
+    json!({
+        "score": score,
+        "max_score": check.points,
+        "status": if score == check.points { "passed" } else { "failed" },
+        "name": name,
+        // Numbered by the check's place in the suite, so that the same check has the same
+        // number for every design in one report.
+        "number": format!("{}.{}", check.requirement as u8 + 1, suite_position(check.name) + 1),
+        "output": output,
+        "tags": tags,
+        "visibility": "visible",
+    })
 }
 
 /// The command that reruns one check, named as the test harness names it, in the mode this

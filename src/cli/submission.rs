@@ -1,0 +1,408 @@
+//! `submission`: build a learner's crate and grade it within time limits, always leaving
+//! valid graded reports (`results.json` for Exercism, `gradescope.json` for Gradescope),
+//! whatever the submission does: fail to compile, panic, end the process, or never return.
+//!
+//! 1. `cargo test --no-run --message-format=json` builds the crate's test binaries within the
+//!    build limit. A build that fails (or overruns) is graded `error`, with the compiler's
+//!    first errors as the message.
+//! 2. Each test binary is listed (`--list`); those that hold the conformance suite run its
+//!    checks, with the report directory set, so every check's result is on disk as soon as it
+//!    finishes and every running check is marked (see `ratelimit_lab::suite::running`).
+//! 3. The run ends by itself or is killed at the test limit; the reports it left are
+//!    completed with an error entry for every check without a result: the running ones "did
+//!    not finish" (the limit struck, or the process ended while they ran), the rest "not run".
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ratelimit_lab::suite::env;
+use ratelimit_lab::suite::running::still_running;
+use ratelimit_lab::suite::unfinished::{check_of, complete, merge, not_graded, Ending, Leftovers};
+use serde_json::Value;
+
+use super::{fail, print_out, EXIT_FAILURE};
+
+/// Arguments of `submission`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The learner's crate: the directory that holds its `Cargo.toml`.
+    solution: PathBuf,
+
+    /// Where to write `results.json` and `gradescope.json` (created when missing; earlier
+    /// reports there are replaced).
+    #[arg(long, value_name = "DIR", default_value = "out")]
+    out: PathBuf,
+
+    /// Seconds the build may take before it is stopped and graded `error`.
+    #[arg(long, value_name = "SECS", default_value_t = 900)]
+    build_limit_secs: u64,
+
+    /// Seconds the checks may take, all test binaries together, before the run is stopped;
+    /// checks without a result are then reported as errors. Each check also has its own
+    /// limit (`RATELIMIT_LAB_TIMEOUT_SECS`), which reports a hang as that check's failure.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    test_limit_secs: u64,
+
+    /// Further arguments for `cargo test`, after `--`: for example `-- --release --features
+    /// shuttle` to grade under shuttle.
+    #[arg(last = true, value_name = "CARGO_ARGS")]
+    cargo_args: Vec<String>,
+}
+
+/// How a child process ended, or that the limit struck first.
+enum Waited {
+    Exited(ExitStatus),
+    LimitStruck,
+}
+
+/// Builds and grades the submission; exit status 0 whenever both reports were written (the
+/// grade is in them), 1 when they could not be.
+pub fn run(args: &Args) -> ExitCode {
+    let started = Instant::now();
+    let (exercism, mut gradescope) = grade(args, started);
+    if let Some(g) = gradescope.as_object_mut() {
+        g.insert(
+            "execution_time".into(),
+            Value::from(started.elapsed().as_secs_f64()),
+        );
+    }
+    if let Err(e) = write_reports(&args.out, &exercism, &gradescope) {
+        return fail(
+            EXIT_FAILURE,
+            &format!("could not write the reports in {}: {e}", args.out.display()),
+        );
+    }
+    let message = exercism["message"].as_str().unwrap_or_default();
+    let status = exercism["status"].as_str().unwrap_or("error");
+    let _ = print_out(&format!(
+        "{message}\n\nstatus: {status}; wrote {} and {}\n",
+        args.out.join("results.json").display(),
+        args.out.join("gradescope.json").display()
+    ));
+    ExitCode::SUCCESS
+}
+
+/// Both reports for the submission.
+fn grade(args: &Args, started: Instant) -> (Value, Value) {
+    let work = args.out.join(".work");
+    let _ = fs::remove_dir_all(&work);
+    if let Err(e) = fs::create_dir_all(&work) {
+        return not_graded(
+            &format!("could not create {}: {e}", work.display()),
+            started.elapsed(),
+        );
+    }
+    let manifest = args.solution.join("Cargo.toml");
+    if !manifest.is_file() {
+        return not_graded(
+            &format!(
+                "no Cargo.toml in {}: give the directory of the crate to grade",
+                args.solution.display()
+            ),
+            started.elapsed(),
+        );
+    }
+    touch_sources(&args.solution);
+    let binaries = match build(args, &manifest, &work) {
+        Ok(binaries) => binaries,
+        Err(message) => {
+            let _ = fs::remove_dir_all(&work);
+            return not_graded(&message, started.elapsed());
+        }
+    };
+    let deadline = Instant::now() + Duration::from_secs(args.test_limit_secs);
+    let mut parts = Vec::new();
+    for (i, binary) in binaries.iter().enumerate() {
+        let expected = match list(binary, &args.solution, deadline) {
+            Ok(tests) => tests,
+            Err(message) => return not_graded(&message, started.elapsed()),
+        };
+        if expected.is_empty() {
+            continue;
+        }
+        let dir = work.join(format!("run-{i}"));
+        parts.push(run_suite(
+            binary,
+            &args.solution,
+            &dir,
+            expected,
+            deadline,
+            args,
+        ));
+    }
+    let _ = fs::remove_dir_all(&work);
+    merge(parts).unwrap_or_else(|| {
+        not_graded(
+            "no conformance suite found: none of the crate's test binaries runs a check. Add \
+             `ratelimit_lab::conformance_suite!(YourLimiter);` to a file under tests/.",
+            started.elapsed(),
+        )
+    })
+}
+
+/// Sets the modification time of the crate's sources (`*.rs`, `Cargo.toml`, outside
+/// `target*` and hidden directories) to now. Cargo decides whether a build is fresh by
+/// comparing times, with paths relative to the crate: a submission copied in with older
+/// times, into a target directory shared with an earlier submission of the same package,
+/// would otherwise be graded on the earlier one's binaries.
+fn touch_sources(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !name.starts_with('.') && !name.starts_with("target") {
+                touch_sources(&path);
+            }
+        } else if name.ends_with(".rs") || name == "Cargo.toml" {
+            if let Ok(file) = File::options().append(true).open(&path) {
+                let _ = file.set_modified(now);
+            }
+        }
+    }
+}
+
+/// Builds the test binaries; returns their paths, or the message of a failed build.
+fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, String> {
+    let stdout_path = work.join("build.json");
+    let stderr_path = work.join("build.stderr");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .args([
+            "test",
+            "--no-run",
+            "--message-format=json",
+            "--manifest-path",
+        ])
+        .arg(manifest)
+        .args(&args.cargo_args)
+        .env("CARGO_TERM_COLOR", "never");
+    let limit = Duration::from_secs(args.build_limit_secs);
+    let waited = spawn_and_wait(
+        &mut command,
+        &stdout_path,
+        &stderr_path,
+        Instant::now() + limit,
+    )
+    .map_err(|e| format!("could not run cargo: {e}"))?;
+    let stdout = fs::read_to_string(&stdout_path).unwrap_or_default();
+    let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
+    let mut errors = Vec::new();
+    let mut binaries = Vec::new();
+    for message in stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+    {
+        match message["reason"].as_str() {
+            Some("compiler-message") if message["message"]["level"] == "error" => {
+                errors.extend(message["message"]["rendered"].as_str().map(str::to_string));
+            }
+            Some("compiler-artifact") if message["profile"]["test"] == true => {
+                binaries.extend(message["executable"].as_str().map(PathBuf::from));
+            }
+            _ => {}
+        }
+    }
+    match waited {
+        Waited::LimitStruck => Err(format!(
+            "the build did not finish within its limit of {} s",
+            limit.as_secs()
+        )),
+        Waited::Exited(status) if !status.success() => {
+            let shown = if errors.is_empty() {
+                // Not the compiler's: a manifest or dependency error, told on stderr.
+                let from = stderr.find("error").unwrap_or(0);
+                first_lines(&stderr[from..], 30)
+            } else {
+                let count = errors.len();
+                let mut shown: Vec<String> =
+                    errors.iter().take(5).map(|e| first_lines(e, 30)).collect();
+                if count > 5 {
+                    shown.push(format!("… and {} more errors", count - 5));
+                }
+                shown.join("\n")
+            };
+            Err(format!(
+                "the submission does not build ({}):\n\n{shown}",
+                describe(status)
+            ))
+        }
+        Waited::Exited(_) => Ok(binaries),
+    }
+}
+
+/// The suite's tests in `binary`, by test name.
+fn list(binary: &Path, solution: &Path, deadline: Instant) -> Result<Vec<String>, String> {
+    let work = std::env::temp_dir();
+    let out = work.join(format!("ratelimit-lab-list-{}.txt", std::process::id()));
+    let err = work.join(format!("ratelimit-lab-list-{}.stderr", std::process::id()));
+    let mut command = Command::new(binary);
+    command
+        .args(["--list", "--format", "terse"])
+        .current_dir(solution);
+    let waited = spawn_and_wait(&mut command, &out, &err, deadline)
+        .map_err(|e| format!("could not run the test binary {}: {e}", binary.display()))?;
+    let text = fs::read_to_string(&out).unwrap_or_default();
+    let _ = (fs::remove_file(&out), fs::remove_file(&err));
+    match waited {
+        Waited::Exited(status) if status.success() => Ok(text
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .filter(|name| check_of(name).is_some())
+            .map(str::to_string)
+            .collect()),
+        Waited::Exited(status) => Err(format!(
+            "the test binary {} could not list its tests ({})",
+            binary.display(),
+            describe(status)
+        )),
+        Waited::LimitStruck => Err("the test limit struck while listing the tests".to_string()),
+    }
+}
+
+/// Runs the suite's tests of one binary and returns its completed reports.
+fn run_suite(
+    binary: &Path,
+    solution: &Path,
+    dir: &Path,
+    expected: Vec<String>,
+    deadline: Instant,
+    args: &Args,
+) -> (Value, Value) {
+    let _ = fs::create_dir_all(dir);
+    let mut command = Command::new(binary);
+    command
+        .arg("--exact")
+        .args(&expected)
+        .current_dir(solution)
+        .env(env::REPORT_DIR, dir)
+        .env("CARGO_MANIFEST_DIR", solution);
+    let ending = match spawn_and_wait(
+        &mut command,
+        &dir.join("stdout"),
+        &dir.join("stderr"),
+        deadline,
+    ) {
+        Err(e) => Ending::Ended {
+            how: format!("it could not start: {e}"),
+        },
+        Ok(Waited::LimitStruck) => Ending::LimitStruck {
+            limit: Duration::from_secs(args.test_limit_secs),
+        },
+        // A libtest binary exits with 0 or 101 when it ran every test it was given.
+        Ok(Waited::Exited(status)) if matches!(status.code(), Some(0 | 101)) => Ending::Finished,
+        Ok(Waited::Exited(status)) => Ending::Ended {
+            how: describe(status),
+        },
+    };
+    let read = |file: &str| {
+        fs::read_to_string(dir.join(file))
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+    };
+    let leftovers = Leftovers {
+        exercism: read("results.json"),
+        gradescope: read("gradescope.json"),
+        expected,
+        running: still_running(dir),
+    };
+    complete(&leftovers, &ending)
+}
+
+/// Starts `command` with its output in files (never a pipe nobody reads) and its own
+/// process group, and waits for it until `deadline`; at the deadline the whole group is
+/// killed.
+fn spawn_and_wait(
+    command: &mut Command,
+    stdout: &Path,
+    stderr: &Path,
+    deadline: Instant,
+) -> std::io::Result<Waited> {
+    command
+        .stdin(Stdio::null())
+        .stdout(File::create(stdout)?)
+        .stderr(File::create(stderr)?);
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(command, 0);
+    let mut child = command.spawn()?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Waited::Exited(status));
+        }
+        if Instant::now() >= deadline {
+            kill(&mut child);
+            return Ok(Waited::LimitStruck);
+        }
+        thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Kills `child` and, on Unix, every process of its group (cargo's compilers, threads a
+/// design left behind live in the one process anyway).
+fn kill(child: &mut Child) {
+    #[cfg(unix)]
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// `exit status 3`, `signal 6 (SIGABRT)`.
+fn describe(status: ExitStatus) -> String {
+    if let Some(code) = status.code() {
+        return format!("exit status {code}");
+    }
+    #[cfg(unix)]
+    if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
+        let name = match signal {
+            6 => " (SIGABRT: an abort, or a stack overflow)",
+            9 => " (SIGKILL)",
+            11 => " (SIGSEGV)",
+            _ => "",
+        };
+        return format!("signal {signal}{name}");
+    }
+    status.to_string()
+}
+
+/// At most `n` lines of `text`, noting what was left out.
+fn first_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.trim_end().lines().collect();
+    let mut shown = lines[..lines.len().min(n)].join("\n");
+    if lines.len() > n {
+        shown.push_str(&format!("\n… ({} more lines)", lines.len() - n));
+    }
+    shown
+}
+
+/// Writes both reports into `dir`, each written aside and then renamed into place.
+fn write_reports(dir: &Path, exercism: &Value, gradescope: &Value) -> std::io::Result<()> {
+    fs::create_dir_all(dir)?;
+    for (file, value) in [("results.json", exercism), ("gradescope.json", gradescope)] {
+        let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
+        let tmp = dir.join(format!(".{file}.tmp"));
+        fs::write(&tmp, text)?;
+        fs::rename(&tmp, dir.join(file))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_text_is_cut_with_a_note() {
+        assert_eq!(first_lines("a\nb\nc\n", 2), "a\nb\n… (1 more lines)");
+        assert_eq!(first_lines("a\nb", 5), "a\nb");
+    }
+}

@@ -1,0 +1,256 @@
+//! `ratelimit-lab submission`, run as a grading platform runs it, on the four kinds of broken
+//! submission in `testdata/submissions/`: one that does not build, one that panics, one that
+//! ends the test process, one that never returns. Each must leave valid reports.
+//!
+//! Each submission is the learner template with its `src/lib.rs` replaced, under its own
+//! package name (so that builds sharing a target directory never share a binary). They build
+//! in `target/learner`, where CI's template step builds the template too.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ratelimit_lab::suite::CHECKS;
+use serde_json::Value;
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+/// A fresh copy of the template at `target/tmp/submissions/<name>` with
+/// `testdata/submissions/<name>.rs` as its library (still the crate `my_limiter`).
+fn submission(name: &str) -> PathBuf {
+    let template = Path::new(ROOT).join("templates/learner");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("submissions")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).expect("create the submission");
+    std::fs::create_dir_all(dir.join("tests")).expect("create the submission");
+    let manifest = std::fs::read_to_string(template.join("Cargo.toml")).expect("the template");
+    let manifest = manifest
+        .replace(
+            "name = \"my-limiter\"",
+            &format!("name = \"submission-{}\"", name.replace('_', "-")),
+        )
+        .replace("path = \"../..\"", &format!("path = {ROOT:?}"))
+        + "\n[lib]\nname = \"my_limiter\"\n";
+    std::fs::write(dir.join("Cargo.toml"), manifest).expect("write Cargo.toml");
+    for file in ["Cargo.lock", "tests/conformance.rs"] {
+        std::fs::copy(template.join(file), dir.join(file)).expect("copy from the template");
+    }
+    let source = Path::new(ROOT)
+        .join("testdata/submissions")
+        .join(format!("{name}.rs"));
+    std::fs::copy(source, dir.join("src/lib.rs")).expect("copy the submission");
+    dir
+}
+
+/// Runs `submission` on `dir` with `args`, the builds in `target/learner`, offline (CI
+/// fetched the template's dependencies), and returns the output and both reports.
+fn grade(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> (Output, Value, Value) {
+    let out = dir.join("out");
+    let output = Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
+        .arg("submission")
+        .arg(dir)
+        .arg("--out")
+        .arg(&out)
+        .args(args)
+        .env("CARGO_TARGET_DIR", Path::new(ROOT).join("target/learner"))
+        .env("CARGO_NET_OFFLINE", "true")
+        .env_remove(ratelimit_lab::suite::env::REPORT_DIR)
+        .envs(envs.iter().copied())
+        .output()
+        .expect("the binary runs");
+    let read = |file: &str| -> Value {
+        let path = out.join(file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            panic!("{} was not written: {e}\n{}", path.display(), text(&output))
+        });
+        serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("{} is not JSON: {e}\n{text}", path.display()))
+    };
+    let (exercism, gradescope) = (read("results.json"), read("gradescope.json"));
+    assert!(
+        output.status.success(),
+        "exit status 0 once the reports are written\n{}",
+        text(&output)
+    );
+    assert_valid(&exercism, &gradescope);
+    (output, exercism, gradescope)
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// The shape both platforms require.
+fn assert_valid(exercism: &Value, gradescope: &Value) {
+    assert_eq!(exercism["version"], 3);
+    let status = exercism["status"].as_str().unwrap_or_default();
+    assert!(
+        ["pass", "fail", "error"].contains(&status),
+        "status {status}"
+    );
+    if status == "error" {
+        assert!(
+            !exercism["message"].as_str().unwrap_or_default().is_empty(),
+            "an error needs a message"
+        );
+    }
+    for test in exercism["tests"].as_array().expect("tests") {
+        assert!(
+            test["name"].is_string() && test["test_code"].is_string(),
+            "{test}"
+        );
+        let status = test["status"].as_str().unwrap_or_default();
+        assert!(["pass", "fail", "error"].contains(&status), "{test}");
+        if status != "pass" {
+            assert!(
+                !test["message"].as_str().unwrap_or_default().is_empty(),
+                "{test}"
+            );
+        }
+    }
+    let score = gradescope["score"].as_u64().expect("score");
+    assert!(score <= gradescope["max_score"].as_u64().expect("max_score"));
+    assert!(
+        gradescope["execution_time"]
+            .as_f64()
+            .expect("execution_time")
+            > 0.0
+    );
+    for test in gradescope["tests"].as_array().expect("tests") {
+        assert!(
+            test["score"].as_u64() <= test["max_score"].as_u64(),
+            "{test}"
+        );
+    }
+}
+
+/// The tests of a report, by name, each with its status and message.
+fn tests(report: &Value) -> Vec<(String, String, String)> {
+    report["tests"]
+        .as_array()
+        .map(|tests| {
+            tests
+                .iter()
+                .map(|t| {
+                    let field = |f: &str| t[f].as_str().unwrap_or_default().to_string();
+                    (field("name"), field("status"), field("message"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every check of the suite is reported exactly once, in suite order.
+fn assert_every_check_once(report: &Value) {
+    let names: Vec<String> = tests(report).into_iter().map(|t| t.0).collect();
+    let expected: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+    assert_eq!(names, expected);
+}
+
+#[test]
+fn a_submission_that_does_not_build_gets_the_compilers_errors() {
+    let dir = submission("does_not_build");
+    let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+    assert_eq!(exercism["status"], "error");
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the submission does not build"),
+        "{message}"
+    );
+    assert!(
+        message.contains("error[E0609]: no field `allowed`"),
+        "{message}"
+    );
+    assert!(message.contains("src/lib.rs:14"), "{message}");
+    assert!(tests(&exercism).is_empty());
+    assert_eq!(gradescope["score"], 0);
+    assert_eq!(gradescope["output"], exercism["message"]);
+}
+
+#[test]
+fn a_submission_that_panics_is_graded_check_by_check() {
+    let dir = submission("panics");
+    let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+    assert_eq!(exercism["status"], "fail");
+    assert_every_check_once(&exercism);
+    let all = tests(&exercism);
+    assert!(
+        all.iter().any(|t| t.1 == "pass"),
+        "checks with costs of one pass"
+    );
+    assert!(
+        all.iter()
+            .any(|t| t.1 == "fail" && t.2.contains("costs above one are not supported yet")),
+        "the panic's message is in the report"
+    );
+    assert!(gradescope["score"].as_u64() < gradescope["max_score"].as_u64());
+}
+
+#[test]
+fn a_submission_that_exits_keeps_what_finished_and_names_the_check_that_was_running() {
+    let dir = submission("exits");
+    let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+    assert_eq!(exercism["status"], "error");
+    assert_every_check_once(&exercism);
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("The grade is incomplete"), "{message}");
+    assert!(
+        message.contains("the test process ended (exit status 3) while "),
+        "{message}"
+    );
+    let all = tests(&exercism);
+    assert!(
+        all.iter().any(|t| t.1 == "error"
+            && t.2
+                .starts_with("did not finish: the test process ended (exit status 3)")),
+        "{all:?}"
+    );
+    assert!(all.iter().all(|t| t.1 != "error"
+        || t.2.starts_with("did not finish")
+        || t.2.starts_with("not run")));
+    assert_every_check_once(&gradescope);
+}
+
+#[test]
+fn a_submission_that_never_returns_is_stopped_at_the_limit_with_the_hung_check_named() {
+    let dir = submission("never_returns");
+    // The check's own limit is set far beyond the run's, so that the run's limit strikes.
+    let (_, exercism, gradescope) = grade(
+        &dir,
+        &["--test-limit-secs", "15"],
+        &[(ratelimit_lab::suite::env::TIMEOUT, "100000")],
+    );
+    assert_eq!(exercism["status"], "error");
+    assert_every_check_once(&exercism);
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("the run's time limit of 15 s struck while "),
+        "{message}"
+    );
+    let all = tests(&exercism);
+    assert!(
+        all.iter().any(|t| t.1 == "error"
+            && t.2
+                .starts_with("did not finish: the run's time limit of 15 s struck")),
+        "{all:?}"
+    );
+    assert_every_check_once(&gradescope);
+}
+
+#[test]
+fn a_directory_without_a_crate_gets_an_error_report() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("submissions/empty");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create");
+    let (_, exercism, _) = grade(&dir, &[], &[]);
+    assert_eq!(exercism["status"], "error");
+    assert!(exercism["message"]
+        .as_str()
+        .unwrap_or_default()
+        .starts_with("no Cargo.toml in "));
+}
