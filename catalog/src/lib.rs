@@ -111,6 +111,32 @@ macro_rules! for_each_design {
             $crate::mistakes::ResetOnCutover => ResetOnCutover: Wrong(R4, CapacityTopUp);
             $crate::mistakes::RefillUnderNewCeiling => RefillUnderNewCeiling: Wrong(R4, CapacityTopUp);
             $crate::mistakes::RacyCutover => RacyCutover: Wrong(R4, SplitCutover);
+            $crate::mistakes::StrictAdmission => StrictAdmission: Wrong(R1, RetryEstimate);
+            $crate::mistakes::RetryIgnoresCredit => RetryIgnoresCredit: Wrong(R1, RetryEstimate);
+            $crate::mistakes::FloorPlusOneRetry => FloorPlusOneRetry: Wrong(R1, RetryEstimate);
+            $crate::mistakes::RetryOnAdmission => RetryOnAdmission: Wrong(R1, RetryEstimate);
+            $crate::mistakes::RoundedWholeTokens => RoundedWholeTokens: Wrong(R1, DroppedFraction);
+            $crate::mistakes::WholeTokensBeforeDeduction => WholeTokensBeforeDeduction: Wrong(R1, DroppedFraction);
+            $crate::mistakes::RefillFromCreation => RefillFromCreation: Wrong(R1, WindowReset);
+            $crate::mistakes::RejectionKeepsOldTime => RejectionKeepsOldTime: Wrong(R1, DroppedFraction);
+            $crate::mistakes::ClampAfterSpend => ClampAfterSpend: Wrong(R1, WindowReset);
+            $crate::mistakes::MillisecondRefill => MillisecondRefill: Wrong(R1, DroppedFraction);
+            $crate::mistakes::NewKeyChargedTwice => NewKeyChargedTwice: Wrong(R1, NewKeyNotFull);
+            $crate::mistakes::ZeroCostAccepted => ZeroCostAccepted: Wrong(R1, InputValidation);
+            $crate::mistakes::OversizedCostRefused => OversizedCostRefused: Wrong(R1, InputValidation);
+            $crate::mistakes::KeyCapacityBeforeTime => KeyCapacityBeforeTime: Wrong(R1, MutationBeforeValidation);
+            $crate::mistakes::VersionBeforeTime => VersionBeforeTime: Wrong(R1, MutationBeforeValidation);
+            $crate::mistakes::RefusesEqualTime => RefusesEqualTime: Wrong(R1, StaleTime);
+            $crate::mistakes::EvictKeepsObservedTime => EvictKeepsObservedTime: Wrong(R3, StaleTime);
+            $crate::mistakes::CutoverKeepsObservedTime => CutoverKeepsObservedTime: Wrong(R1, StaleTime);
+            $crate::mistakes::EvictWithoutRefill => EvictWithoutRefill: Wrong(R3, IdleEviction);
+            $crate::mistakes::EvictNearlyFull => EvictNearlyFull: Wrong(R3, IdleEviction);
+            $crate::mistakes::EvictEmptyBuckets => EvictEmptyBuckets: Wrong(R3, IdleEviction);
+            $crate::mistakes::OneKeyOverBound => OneKeyOverBound: Wrong(R3, UntrackedKeys);
+            $crate::mistakes::NewKeyAtOldCapacity => NewKeyAtOldCapacity: Wrong(R4, NewKeyNotFull);
+            $crate::mistakes::VersionMayEqual => VersionMayEqual: Wrong(R4, UnguardedVersion);
+            $crate::mistakes::CutoverDropsCredit => CutoverDropsCredit: Wrong(R4, RetroactiveRate);
+            $crate::mistakes::CutoverRefillsAtNewRate => CutoverRefillsAtNewRate: Wrong(R4, RetroactiveRate);
         }
     };
 }

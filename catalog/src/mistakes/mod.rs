@@ -48,6 +48,32 @@
 //! | [`SaturatedRetry`] | R1 / none | "retryAfter ... saturates rather than overflowing" (saturating every estimate) | cap 10, rate 2: `allow(k, 10, 0)`, `allow(k, 1, 0)`: retry `MAX_QUANTITY`, not 500000000 | outcomes |
 //! | [`WholeCapacityAlwaysPasses`] | R1 / I2 | "A request is admitted only if the refilled budget covers its entire cost" (broken) | cap 10: `allow(k, 10, 0)` twice: both pass | outcomes |
 //! | [`RacyCutover`] | R4 / I2 | "Publish map, policy and observedTime together under the monitor." (broken) | the cutover copies k = 9, a concurrent spend of 9, the publish restores 9 | interleavings |
+//! | [`StrictAdmission`] | R1 / none | "A request is admitted only if the refilled budget covers its entire cost" (`>` for `>=`) | cap 10: `allow(k, 10, 0)` on a new key is refused, retry 0 | outcomes |
+//! | [`RetryIgnoresCredit`] | R1 / none | "retryAfter uses ceiling division" (of the whole cost, the credit left out) | the trace table at 250 ms: retry 500000000, not 250000000 | outcomes |
+//! | [`FloorPlusOneRetry`] | R1 / none | "Ceiling(1e9/3)=333333334ns" (as floor + 1) | the trace table: retry 500000001, not 500000000 | outcomes |
+//! | [`RetryOnAdmission`] | R1 / none | "Return rejection with ceiling retry estimate" (an admission given one too) | cap 10, rate 2: `allow(k, 4, 0)`, `allow(k, 6, 0)`: allowed with retry 3 s | outcomes |
+//! | [`RoundedWholeTokens`] | R1 / none | "wholeTokens floors the remaining fraction only in the response." (rounded) | half a token (trace table at 250 ms) reported as 1 | outcomes |
+//! | [`WholeTokensBeforeDeduction`] | R1 / none | "wholeTokens floors the remaining fraction" (of the balance before the spend) | `allow(k, 10, 0)` reports 10 tokens left | outcomes |
+//! | [`RefillFromCreation`] | R1 / I1 | "oldUnits+elapsedNanos×tokensPerSecond" (elapsed from the key's creation) | the trace table, then `allow(k, 2, 750 ms)` passes | outcomes, snapshot |
+//! | [`RejectionKeepsOldTime`] | R1 / I1 | "Existing-key rejection still stores accrued fractional credit and last observed time." (the time left out) | the trace table, then `allow(k, 1, 750 ms)` passes | outcomes, snapshot |
+//! | [`ClampAfterSpend`] | R1 / I1 | "Clamp to ceiling so a long idle period cannot bank unlimited burst credit." (clamped after the spend) | cap 10: `allow(k, 10, 0)`, then `allow(k, 10, 60 s)` twice: both pass | outcomes |
+//! | [`MillisecondRefill`] | R1 / I1 | "Store tokens in billionths so nanosecond elapsed time ... has an exact representation" (whole milliseconds) | cap 1, rate 3: `allow(k, 1, 333333334)` is refused | outcomes, snapshot |
+//! | [`NewKeyChargedTwice`] | R1 / none | "The first request for a new key starts full." (created already charged) | `allow(k, 1, 0)` on a new key leaves 8 tokens | outcomes |
+//! | [`ZeroCostAccepted`] | R1 / none | "request cost are positive longs" (`cost < 1` left out) | `allow(k, 0, 0)` is allowed | outcomes |
+//! | [`OversizedCostRefused`] | R1 / none | "it does not receive a misleading finite retry time" (broken) | `allow(k, 11, 0)` is refused with retry 500000000 | outcomes |
+//! | [`KeyCapacityBeforeTime`] | R1 / none | "Validate cost and key before reading time. New keys check capacity." (capacity first) | `max_keys` 1: `allow(a, 1, 10)`, `allow(b, 1, 5)` is `KeyCapacityReached` | outcomes (two errors at once) |
+//! | [`VersionBeforeTime`] | R1 / none | "Reject invalid input or time reversal before mutation." (the version before the time) | `allow(k, 4, 100)`, `replace_policy(v1, expected 7, at 5)` is `StalePolicyVersion` | outcomes (two errors at once) |
+//! | [`RefusesEqualTime`] | R1 / none | "The older 100 call is rejected" (an equal time too) | `allow(k, 10, 0)`, `allow(k, 1, 0)` is `TimeWentBackwards` | outcomes |
+//! | [`EvictKeepsObservedTime`] | R3 / I1 | "The older 100 call is rejected instead of silently earning negative credit." (not after a cleanup) | `allow(k, 1, 0)`, `evict_full(10 s)`, `allow(k, 1, 5 s)` is served | outcomes |
+//! | [`CutoverKeepsObservedTime`] | R1 / I1 | "Publish map, policy and observedTime together" (observedTime left out) | `allow(k, 1, 0)`, cutover at 10 s, `allow(k, 1, 5 s)` is served | outcomes |
+//! | [`EvictWithoutRefill`] | R3 / I3 | "evictFull refills for comparison and removes only full buckets." (no refill) | `allow(k, 1, 0)`, `evict_full(10 s)` keeps k | outcomes, key count |
+//! | [`EvictNearlyFull`] | R3 / I3 | "eviction grants no extra tokens compared with keeping a full bucket" (fullness rounded up) | `allow(k, 1, 0)`, `evict_full(250 ms)` removes k at 9.5 tokens | outcomes |
+//! | [`EvictEmptyBuckets`] | R3 / I3 | "An exhausted key is removed and returns immediately to a full bucket." | `allow(k, 10, 0)`, `evict_full(0)` removes k, `allow(k, 10, 0)` passes | outcomes |
+//! | [`OneKeyOverBound`] | R3 / I3 | "At maxKeys, a new key is rejected" (at maxKeys + 1) | `max_keys` 1: a second key is tracked, a third refused | outcomes, key count |
+//! | [`NewKeyAtOldCapacity`] | R4 / I4 | "New keys after cutover start at the new full capacity." (broken) | cutover to cap 20 at 0: `allow(n, 20, 0)` is refused | outcomes |
+//! | [`VersionMayEqual`] | R4 / none | "Reject stale expectedVersion or non-increasing next.version." (an equal one let through) | `replace_policy(v1, expected 1)` succeeds | outcomes |
+//! | [`CutoverDropsCredit`] | R4 / I4 | "old policy earns all pre-cutover credit" (re-dated without a refill) | the worked example: `allow(k, 1, 0.5 s)` after the cutover is refused | outcomes, snapshot |
+//! | [`CutoverRefillsAtNewRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" (settled under the new policy) | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
 //!
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
 
@@ -107,3 +133,55 @@ pub use rust_whitespace_keys::RustWhitespaceKeys;
 pub use saturated_retry::SaturatedRetry;
 pub use whole_capacity_always_passes::WholeCapacityAlwaysPasses;
 pub use zero_means_unbounded::ZeroMeansUnbounded;
+mod clamp_after_spend;
+mod cutover_drops_credit;
+mod cutover_keeps_observed_time;
+mod cutover_refills_at_new_rate;
+mod evict_empty_buckets;
+mod evict_keeps_observed_time;
+mod evict_nearly_full;
+mod evict_without_refill;
+mod floor_plus_one_retry;
+mod key_capacity_before_time;
+mod millisecond_refill;
+mod new_key_at_old_capacity;
+mod new_key_charged_twice;
+mod one_key_over_bound;
+mod oversized_cost_refused;
+mod refill_from_creation;
+mod refuses_equal_time;
+mod rejection_keeps_old_time;
+mod retry_ignores_credit;
+mod retry_on_admission;
+mod rounded_whole_tokens;
+mod strict_admission;
+mod version_before_time;
+mod version_may_equal;
+mod whole_tokens_before_deduction;
+mod zero_cost_accepted;
+pub use clamp_after_spend::ClampAfterSpend;
+pub use cutover_drops_credit::CutoverDropsCredit;
+pub use cutover_keeps_observed_time::CutoverKeepsObservedTime;
+pub use cutover_refills_at_new_rate::CutoverRefillsAtNewRate;
+pub use evict_empty_buckets::EvictEmptyBuckets;
+pub use evict_keeps_observed_time::EvictKeepsObservedTime;
+pub use evict_nearly_full::EvictNearlyFull;
+pub use evict_without_refill::EvictWithoutRefill;
+pub use floor_plus_one_retry::FloorPlusOneRetry;
+pub use key_capacity_before_time::KeyCapacityBeforeTime;
+pub use millisecond_refill::MillisecondRefill;
+pub use new_key_at_old_capacity::NewKeyAtOldCapacity;
+pub use new_key_charged_twice::NewKeyChargedTwice;
+pub use one_key_over_bound::OneKeyOverBound;
+pub use oversized_cost_refused::OversizedCostRefused;
+pub use refill_from_creation::RefillFromCreation;
+pub use refuses_equal_time::RefusesEqualTime;
+pub use rejection_keeps_old_time::RejectionKeepsOldTime;
+pub use retry_ignores_credit::RetryIgnoresCredit;
+pub use retry_on_admission::RetryOnAdmission;
+pub use rounded_whole_tokens::RoundedWholeTokens;
+pub use strict_admission::StrictAdmission;
+pub use version_before_time::VersionBeforeTime;
+pub use version_may_equal::VersionMayEqual;
+pub use whole_tokens_before_deduction::WholeTokensBeforeDeduction;
+pub use zero_cost_accepted::ZeroCostAccepted;
