@@ -16,18 +16,24 @@
 ///
 /// # Expansion
 ///
-/// For every check in [`suite::CHECKS`](crate::suite::CHECKS), in suite order:
+/// For every check in [`suite::CHECKS`](crate::suite::CHECKS), a module named by its place in
+/// the suite (`c01` … `c37`) holding one test named by the check, so that test names sort,
+/// and `cargo test` prints failures, in suite order:
 ///
 /// ```ignore
-/// #[test]
-/// fn r1_fractional_credit_is_kept() {
-///     ratelimit_lab::_macro_support::run::<MyLimiter>("r1_fractional_credit_is_kept", module_path!());
+/// mod c07 {
+///     use super::*;
+///     #[test]
+///     fn r1_fractional_credit_is_kept() {
+///         ratelimit_lab::_macro_support::run::<MyLimiter>("r1_fractional_credit_is_kept", module_path!());
+///     }
 /// }
 /// ```
 ///
 /// Each test runs its check isolated (own thread, time limit, panics caught), fails with a
 /// full explanation, and, when `RATELIMIT_LAB_REPORT_DIR` is set, adds its result to the
-/// graded reports there. Run one check with `cargo test -- --exact r1_fractional_credit_is_kept`.
+/// graded reports there. Run one check with `cargo test -- r1_fractional_credit_is_kept` (or
+/// `cargo test -- --exact c07::r1_fractional_credit_is_kept`).
 #[macro_export]
 macro_rules! conformance_suite {
     ($module:ident => $design:ty) => {

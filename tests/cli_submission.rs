@@ -148,7 +148,7 @@ fn tests(report: &Value) -> Vec<(String, String, String)> {
 /// Every check of the suite is reported exactly once, in suite order.
 fn assert_every_check_once(report: &Value) {
     let names: Vec<String> = tests(report).into_iter().map(|t| t.0).collect();
-    let expected: Vec<&str> = CHECKS.iter().map(|c| c.name).collect();
+    let expected: Vec<String> = CHECKS.iter().map(|c| c.test_name()).collect();
     assert_eq!(names, expected);
 }
 

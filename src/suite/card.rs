@@ -65,7 +65,7 @@ impl Report {
         }
         out.push('\n');
         out.push_str(&self.diagnosis_text());
-        out
+        super::failure::fitted(&out)
     }
 
     /// The whole card: [`summary`](Report::summary), then the first failure in suite order in

@@ -143,6 +143,16 @@ impl Failure {
             .map(|r| r.expected.chars().count())
             .max()
             .unwrap_or(0);
+        // The widest row: step, action and expected columns, their separators, the design's
+        // answer and the mark after it.
+        let widest = rows
+            .iter()
+            .map(|r| 2 + w_step + 3 + w_act + 3 + w_exp + 3 + r.got.chars().count() + 13)
+            .max()
+            .unwrap_or(0);
+        if widest > LINE_WIDTH {
+            return self.stacked_trace();
+        }
         let mut out = String::new();
         for (i, r) in rows.iter().enumerate() {
             let step = if i == 0 {
@@ -173,6 +183,26 @@ impl Failure {
     }
 }
 
+impl Failure {
+    /// The trace one step per block, for traces too wide for a table of [`LINE_WIDTH`]
+    /// columns: the action on the step's line, the two outcomes under it.
+    fn stacked_trace(&self) -> String {
+        let mut out = String::new();
+        for (i, r) in self.trace.iter().enumerate() {
+            let mark = if i + 1 == self.trace.len() && i > 0 && r.expected != r.got {
+                "  <-- differs"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "  step {}: {}\n      expected (specification): {}\n      got (design):             {}{mark}\n",
+                r.step, r.action, r.expected, r.got
+            ));
+        }
+        out
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "{}", self.summary)?;
@@ -196,6 +226,38 @@ impl fmt::Display for Failure {
 
 /// The column a hint wraps at.
 pub(crate) const HINT_WIDTH: usize = 100;
+
+/// No line a person reads is wider than this.
+pub const LINE_WIDTH: usize = 120;
+
+/// `text` with every line wider than [`LINE_WIDTH`] broken at spaces, the continuation lines
+/// indented two spaces past the line's own indent. Lines of a table (they hold ` | `) are
+/// left whole: tables choose their own layout to fit.
+pub(crate) fn fitted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= LINE_WIDTH || body.contains(" | ") {
+            out.push_str(line);
+            continue;
+        }
+        let indent: String = body.chars().take_while(|c| *c == ' ').collect();
+        let rest = &body[indent.len()..];
+        let wrapped_line = wrapped(rest, LINE_WIDTH.saturating_sub(indent.len()).max(40), "  ");
+        for (i, part) in wrapped_line.lines().enumerate() {
+            if i > 0 {
+                out.push('\n');
+            }
+            out.push_str(&indent);
+            out.push_str(part);
+        }
+        out.push_str(end);
+    }
+    out
+}
 
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stands
 /// alone), every line after the first starting with `indent`.
@@ -235,6 +297,20 @@ mod tests {
             assert_eq!(words(&out), words(&text));
         }
         assert_eq!(wrapped("a b c", 3, " "), "a b\n c");
+        let long = format!("  {}", "word ".repeat(40));
+        let fit = fitted(&format!("short\n{long}\nx | y\n"));
+        assert!(
+            fit.lines().all(|l| l.chars().count() <= LINE_WIDTH),
+            "{fit}"
+        );
+        assert!(fit.starts_with("short\n  word"), "{fit}");
+        assert!(
+            fit.lines()
+                .nth(2)
+                .is_some_and(|l| l.starts_with("    word")),
+            "{fit}"
+        );
+        assert!(fit.ends_with("x | y\n"), "{fit}");
         assert_eq!(wrapped("abcdef g", 3, ""), "abcdef\ng");
     }
 }

@@ -135,7 +135,7 @@ impl CheckResult {
         if !self.passed() {
             out.push_str(&format!("\nto rerun it: {rerun}\n"));
         }
-        out
+        super::failure::fitted(&out)
     }
 }
 

@@ -289,7 +289,7 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
         save_for_replay(&shrunk, &found, check)
     } else {
         format!(
-            "\nFound on real threads, with the schedule perturbed at the design's locks and atomics:\nanother run may take other schedules. For a counterexample found the same way on every\nrun, and replayable, run the check under shuttle (the README says how):\n  CARGO_TARGET_DIR=target-shuttle cargo test --release --features shuttle -- --exact {check}\n"
+            "\nFound on real threads, with the schedule perturbed at the design's locks and atomics:\nanother run may take other schedules. For a counterexample found the same way on every\nrun, and replayable, run the check under shuttle (the README says how):\n  CARGO_TARGET_DIR=target-shuttle cargo test --release --features shuttle -- {check}\n"
         )
     };
     let smaller = if shrunk == *scenario {
@@ -339,7 +339,7 @@ fn save_for_replay(shrunk: &Scenario, found: &Found, check: &str) -> String {
     .save();
     let replay = match saved {
         Ok(path) => format!(
-            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n  {}={} \\\n  {} \\\n  -- --exact {check}\n",
+            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n  {}={} \\\n  {} \\\n  -- {check}\n",
             env::REPLAY,
             path.display(),
             super::cargo_in_this_mode("test"),
