@@ -125,16 +125,16 @@ macro_rules! for_each_design {
             $crate::mistakes::ZeroCostAccepted => ZeroCostAccepted: Wrong(R1, InputValidation);
             $crate::mistakes::OversizedCostRefused => OversizedCostRefused: Wrong(R1, InputValidation);
             $crate::mistakes::KeyCapacityBeforeTime => KeyCapacityBeforeTime: Wrong(R1, MutationBeforeValidation);
-            $crate::mistakes::VersionBeforeTime => VersionBeforeTime: Wrong(R1, MutationBeforeValidation);
+            $crate::mistakes::VersionBeforeTime => VersionBeforeTime: Wrong(R1, StaleTime);
             $crate::mistakes::RefusesEqualTime => RefusesEqualTime: Wrong(R1, StaleTime);
             $crate::mistakes::EvictKeepsObservedTime => EvictKeepsObservedTime: Wrong(R3, StaleTime);
-            $crate::mistakes::CutoverKeepsObservedTime => CutoverKeepsObservedTime: Wrong(R1, StaleTime);
+            $crate::mistakes::CutoverKeepsObservedTime => CutoverKeepsObservedTime: Wrong(R4, StaleTime);
             $crate::mistakes::EvictWithoutRefill => EvictWithoutRefill: Wrong(R3, IdleEviction);
             $crate::mistakes::EvictNearlyFull => EvictNearlyFull: Wrong(R3, IdleEviction);
             $crate::mistakes::EvictEmptyBuckets => EvictEmptyBuckets: Wrong(R3, IdleEviction);
             $crate::mistakes::OneKeyOverBound => OneKeyOverBound: Wrong(R3, UntrackedKeys);
             $crate::mistakes::NewKeyAtOldCapacity => NewKeyAtOldCapacity: Wrong(R4, NewKeyNotFull);
-            $crate::mistakes::VersionMayEqual => VersionMayEqual: Wrong(R4, UnguardedVersion);
+            $crate::mistakes::VersionMayEqual => VersionMayEqual: Wrong(R1, UnguardedVersion);
             $crate::mistakes::CutoverDropsCredit => CutoverDropsCredit: Wrong(R4, RetroactiveRate);
             $crate::mistakes::CutoverRefillsAtNewRate => CutoverRefillsAtNewRate: Wrong(R4, RetroactiveRate);
         }

@@ -1,7 +1,9 @@
 //! `replace_policy` settles the buckets at the cutover time but does not record it as
 //! observed: a later call with an earlier time is served.
 //!
-//! - **Breaks:** R1 / I1. After a cutover at t, an `allow` at an earlier time is accepted; the
+//! - **Breaks:** R4 / I1. The cutover publishes the map and the policy without the time it
+//!   settled them at, so a snapshot right after it shows an observed time behind its buckets.
+//!   After a cutover at t, an `allow` at an earlier time is accepted; the
 //!   bucket, dated t, earns nothing for the negative interval, so the caller spends credit
 //!   stamped with a time it has not reached. Calls in time order are exact.
 //! - **Seed mistake:** "Publish map, policy and observedTime together under the monitor."

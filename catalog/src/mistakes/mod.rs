@@ -62,16 +62,16 @@
 //! | [`ZeroCostAccepted`] | R1 / none | "request cost are positive longs" (`cost < 1` left out) | `allow(k, 0, 0)` is allowed | outcomes |
 //! | [`OversizedCostRefused`] | R1 / none | "it does not receive a misleading finite retry time" (broken) | `allow(k, 11, 0)` is refused with retry 500000000 | outcomes |
 //! | [`KeyCapacityBeforeTime`] | R1 / none | "Validate cost and key before reading time. New keys check capacity." (capacity first) | `max_keys` 1: `allow(a, 1, 10)`, `allow(b, 1, 5)` is `KeyCapacityReached` | outcomes (two errors at once) |
-//! | [`VersionBeforeTime`] | R1 / none | "Reject invalid input or time reversal before mutation." (the version before the time) | `allow(k, 4, 100)`, `replace_policy(v1, expected 7, at 5)` is `StalePolicyVersion` | outcomes (two errors at once) |
+//! | [`VersionBeforeTime`] | R1 / none | "The older 100 call is rejected" (after the version check, not before it) | `allow(k, 4, 100)`, `replace_policy(v1, expected 7, at 5)` is `StalePolicyVersion` | outcomes (two errors at once) |
 //! | [`RefusesEqualTime`] | R1 / none | "The older 100 call is rejected" (an equal time too) | `allow(k, 10, 0)`, `allow(k, 1, 0)` is `TimeWentBackwards` | outcomes |
 //! | [`EvictKeepsObservedTime`] | R3 / I1 | "The older 100 call is rejected instead of silently earning negative credit." (not after a cleanup) | `allow(k, 1, 0)`, `evict_full(10 s)`, `allow(k, 1, 5 s)` is served | outcomes |
-//! | [`CutoverKeepsObservedTime`] | R1 / I1 | "Publish map, policy and observedTime together" (observedTime left out) | `allow(k, 1, 0)`, cutover at 10 s, `allow(k, 1, 5 s)` is served | outcomes |
+//! | [`CutoverKeepsObservedTime`] | R4 / I1 | "Publish map, policy and observedTime together" (observedTime left out) | `allow(k, 1, 0)`, cutover at 10 s, `allow(k, 1, 5 s)` is served | outcomes |
 //! | [`EvictWithoutRefill`] | R3 / I3 | "evictFull refills for comparison and removes only full buckets." (no refill) | `allow(k, 1, 0)`, `evict_full(10 s)` keeps k | outcomes, key count |
 //! | [`EvictNearlyFull`] | R3 / I3 | "eviction grants no extra tokens compared with keeping a full bucket" (fullness rounded up) | `allow(k, 1, 0)`, `evict_full(250 ms)` removes k at 9.5 tokens | outcomes |
-//! | [`EvictEmptyBuckets`] | R3 / I3 | "An exhausted key is removed and returns immediately to a full bucket." | `allow(k, 10, 0)`, `evict_full(0)` removes k, `allow(k, 10, 0)` passes | outcomes |
+//! | [`EvictEmptyBuckets`] | R3 / I3 | "An exhausted key is removed and returns immediately to a full bucket." (exhausted and not touched at the sweep's instant) | `allow(k, 10, 0)`, `evict_full(1 ns)` removes k, `allow(k, 10, 1 ns)` passes | outcomes |
 //! | [`OneKeyOverBound`] | R3 / I3 | "At maxKeys, a new key is rejected" (at maxKeys + 1) | `max_keys` 1: a second key is tracked, a third refused | outcomes, key count |
 //! | [`NewKeyAtOldCapacity`] | R4 / I4 | "New keys after cutover start at the new full capacity." (broken) | cutover to cap 20 at 0: `allow(n, 20, 0)` is refused | outcomes |
-//! | [`VersionMayEqual`] | R4 / none | "Reject stale expectedVersion or non-increasing next.version." (an equal one let through) | `replace_policy(v1, expected 1)` succeeds | outcomes |
+//! | [`VersionMayEqual`] | R1 / none (a version slip: R1 refuses it first) | "Reject stale expectedVersion or non-increasing next.version." (an equal one let through) | `replace_policy(v1, expected 1)` succeeds | outcomes |
 //! | [`CutoverDropsCredit`] | R4 / I4 | "old policy earns all pre-cutover credit" (re-dated without a refill) | the worked example: `allow(k, 1, 0.5 s)` after the cutover is refused | outcomes, snapshot |
 //! | [`CutoverRefillsAtNewRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" (settled under the new policy) | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
 //!
