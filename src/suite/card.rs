@@ -1,16 +1,18 @@
 //! The grade card: a design's [`Report`] summed up for a person, in the order they read it.
-//! First the score, per requirement and per level of check; then the combined diagnosis;
+//! First the score, per requirement, per kind of check and per the seed's level (Engineer,
+//! Senior, Staff, with the level reached); then the combined diagnosis;
 //! then the first failure in suite order, in full (the suite lists the seed's scenarios first,
 //! so the first failure is usually the most concrete one).
 use std::fmt::Write as _;
 
 use super::check::Kind;
 use super::failure::{wrapped, HINT_WIDTH};
+use super::level::Level;
 use super::report::Report;
 use super::Requirement;
 
-/// The levels of check, in suite order, with their names on the card.
-const LEVELS: [(Kind, &str); 3] = [
+/// The kinds of check, in suite order, with their names on the card.
+const KINDS: [(Kind, &str); 3] = [
     (Kind::Scenario, "scenarios (fixed)"),
     (Kind::Property, "properties (generated)"),
     (Kind::Concurrency, "concurrency"),
@@ -24,6 +26,16 @@ fn hint(text: &str) -> String {
     )
 }
 
+/// `R2 and R3`: the requirements whose checks grade `level`.
+fn requirements_of(level: Level) -> String {
+    let of: Vec<String> = REQUIREMENTS
+        .iter()
+        .filter(|r| Level::of(**r) == level)
+        .map(ToString::to_string)
+        .collect();
+    of.join(" and ")
+}
+
 const REQUIREMENTS: [Requirement; 4] = [
     Requirement::R1,
     Requirement::R2,
@@ -32,8 +44,9 @@ const REQUIREMENTS: [Requirement; 4] = [
 ];
 
 impl Report {
-    /// The summary of the card: the score, the rows per requirement and per level, and the
-    /// diagnosis (what [`exercism`](Report::exercism) puts in its top-level `message`).
+    /// The summary of the card: the score, the rows per requirement, per kind of check and per
+    /// seed level (with the level reached), and the diagnosis (what
+    /// [`exercism`](Report::exercism) puts in its top-level `message`).
     pub fn summary(&self, design: &str) -> String {
         let mut out = format!(
             "{design}: {} of {} checks passed, {} of {} points\n\n",
@@ -55,14 +68,27 @@ impl Report {
         for (label, checks, points) in rows.drain(..) {
             let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
         }
-        for (kind, name) in LEVELS {
+        for (kind, name) in KINDS {
             rows.push(self.row(name, |r| r.check.kind == kind));
         }
         let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
-        let _ = writeln!(out, "\n  {:width$}  checks  points", "level");
+        let _ = writeln!(out, "\n  {:width$}  checks  points", "kind of check");
+        for (label, checks, points) in rows.drain(..) {
+            let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
+        }
+        for level in Level::ALL {
+            rows.push(
+                self.row(&format!("{}: {}", level.name(), level.expects()), |r| {
+                    Level::of(r.check.requirement) == level
+                }),
+            );
+        }
+        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+        let _ = writeln!(out, "\n  {:width$}  checks  points", "seed level");
         for (label, checks, points) in rows {
             let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
         }
+        let _ = writeln!(out, "  {}", self.level_reached());
         out.push('\n');
         out.push_str(&self.diagnosis_text());
         super::failure::fitted(&out)
@@ -107,6 +133,31 @@ impl Report {
                 first.check.requirement,
                 first.check.requirement.text(),
                 hint(first.check.requirement.hint())
+            ),
+        }
+    }
+
+    /// The highest of the seed's levels whose checks, and every earlier level's, all passed.
+    fn level_reached(&self) -> String {
+        let passes = |level: Level| {
+            self.results
+                .iter()
+                .filter(|(_, r)| Level::of(r.check.requirement) == level)
+                .all(|(_, r)| r.passed())
+        };
+        let reached = Level::ALL.iter().take_while(|l| passes(**l)).last();
+        match (reached, Level::ALL.iter().find(|l| !passes(**l))) {
+            (_, None) => "level reached: Staff, every level's checks pass".to_owned(),
+            (Some(r), Some(next)) => format!(
+                "level reached: {}; {} needs every check of {}",
+                r.name(),
+                next.name(),
+                requirements_of(*next)
+            ),
+            (None, Some(next)) => format!(
+                "level reached: none yet; {} needs every check of {}",
+                next.name(),
+                requirements_of(*next)
             ),
         }
     }
@@ -207,6 +258,40 @@ mod tests {
             CHECKS[0].name
         )));
         assert!(card.contains(Mistake::WindowReset.seed_text()), "{card}");
+    }
+
+    #[test]
+    fn the_card_shows_the_seed_level_reached() {
+        let at = |requirement| {
+            CHECKS
+                .iter()
+                .position(|c| c.requirement == requirement)
+                .expect("a check of the requirement")
+        };
+        let card = report(&[(at(Requirement::R1), &[])]).card("Mine");
+        assert!(
+            card.contains("\n  Engineer: correct fractional refill"),
+            "{card}"
+        );
+        assert!(
+            card.contains("level reached: none yet; Engineer needs every check of R1"),
+            "{card}"
+        );
+        let card = report(&[(at(Requirement::R3), &[])]).card("Mine");
+        assert!(
+            card.contains("level reached: Engineer; Senior needs every check of R2 and R3"),
+            "{card}"
+        );
+        let card = report(&[(at(Requirement::R4), &[])]).card("Mine");
+        assert!(
+            card.contains("level reached: Senior; Staff needs every check of R4"),
+            "{card}"
+        );
+        let card = report(&[]).card("Mine");
+        assert!(
+            card.contains("level reached: Staff, every level's checks pass"),
+            "{card}"
+        );
     }
 
     #[test]
