@@ -62,6 +62,7 @@ mod runner;
 pub mod running;
 mod scenarios;
 pub mod schedule;
+mod test_code;
 pub mod unfinished;
 
 pub use crate::{Invariant, Mistake, Requirement};

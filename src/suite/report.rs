@@ -10,6 +10,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::runner::{CheckResult, Status};
+use super::test_code::test_code;
 use super::{CheckInfo, CHECKS};
 
 /// The results of one design (or one invocation of the suite), in suite order.
@@ -164,7 +165,12 @@ impl Report {
                         ("error", Value::String(r.explain(&self.rerun_for(name))))
                     }
                 };
-                exercism_test(name, &r.check, status, message)
+                let failure = match &r.status {
+                    Status::Failed(f) => Some(f),
+                    _ => None,
+                };
+                let code = test_code(&r.check, name, &self.rerun_for(name), failure);
+                exercism_test(name, &r.check, status, message, code)
             })
             .collect();
         let all_passed = self.results.iter().all(|(_, r)| r.passed());
@@ -230,10 +236,16 @@ pub(crate) fn suite_position(name: &str) -> usize {
 }
 
 /// One test of Exercism's `results.json` for the check `check`, run as the test `name`.
-pub(crate) fn exercism_test(name: &str, check: &CheckInfo, status: &str, message: Value) -> Value {
+pub(crate) fn exercism_test(
+    name: &str,
+    check: &CheckInfo,
+    status: &str,
+    message: Value,
+    test_code: String,
+) -> Value {
     json!({
         "name": name,
-        "test_code": format!("{}: {}", check.requirement, check.guards),
+        "test_code": test_code,
         "status": status,
         "message": message,
         "task_id": check.requirement as u8 + 1,

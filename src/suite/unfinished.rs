@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::report::{exercism_test, gradescope_test, suite_position};
+use super::report::{exercism_test, gradescope_test, rerun, suite_position};
+use super::test_code::test_code;
 use super::{find, CHECKS};
 
 /// How a test process ended.
@@ -90,11 +91,13 @@ pub fn complete(leftovers: &Leftovers, ending: &Ending) -> (Value, Value) {
         let running = leftovers.running.contains(name);
         let why = why_missing(ending, running);
         if !reported(&exercism, name) {
+            let code = test_code(check, name, &rerun(name), None);
             exercism.push(exercism_test(
                 name,
                 check,
                 "error",
                 Value::String(why.clone()),
+                code,
             ));
         }
         if !reported(&gradescope, name) {
@@ -267,7 +270,7 @@ mod tests {
         let check = check_of(name).expect("a check");
         let score = if status == "pass" { check.points } else { 0 };
         (
-            exercism_test(name, check, status, Value::Null),
+            exercism_test(name, check, status, Value::Null, String::new()),
             gradescope_test(name, check, score, String::new()),
         )
     }
