@@ -129,17 +129,38 @@ impl<L: Limiter> Probe<L> {
     /// The first difference, or a panic of the design, with the trace that shows it.
     pub fn run(&mut self, op: Op) -> Result<Outcome, Failure> {
         let before = self.snapshot()?;
+        let spec_keys: Vec<String> = self.model.buckets().keys().cloned().collect();
         let got = guarded(|| op.run_on(&self.design));
         let expected = self.model.apply(&op);
         let step = self.rows.len() + 1;
+        let mut expected_text = expected.to_string();
+        let mut got_text = match &got {
+            Ok(outcome) => outcome.to_string(),
+            Err(msg) => format!("panicked: {msg}"),
+        };
+        if matches!(op, Op::EvictFull { .. }) {
+            // An eviction names the keys it removed: the specification's always, the
+            // design's when it shows its state.
+            let spec_after = self.model.buckets();
+            expected_text.push_str(&removed_keys(
+                spec_keys.iter().filter(|k| !spec_after.contains_key(*k)),
+            ));
+            if let (Some(before), Ok(Outcome::Evicted { .. })) = (&before, &got) {
+                if let Ok(Some(after)) = self.snapshot() {
+                    got_text.push_str(&removed_keys(
+                        before
+                            .buckets
+                            .keys()
+                            .filter(|k| !after.buckets.contains_key(*k)),
+                    ));
+                }
+            }
+        }
         self.rows.push(TraceRow {
             step,
             action: op.to_string(),
-            expected: expected.to_string(),
-            got: match &got {
-                Ok(outcome) => outcome.to_string(),
-                Err(msg) => format!("panicked: {msg}"),
-            },
+            expected: expected_text,
+            got: got_text,
         });
         self.replay.ops.push(op.clone());
         let got = match got {
@@ -301,6 +322,19 @@ fn balance_at(b: &BucketState, policy: &Policy, t: u64) -> u128 {
 
 /// What changed between two snapshots, field by field: the observed time, the policy, keys
 /// added or removed, and stored buckets.
+/// ` ("a", "b")`: the keys an eviction removed, at most five named; nothing when none.
+fn removed_keys<'a>(keys: impl Iterator<Item = &'a String>) -> String {
+    let keys: Vec<&String> = keys.collect();
+    if keys.is_empty() {
+        return String::new();
+    }
+    let mut named: Vec<String> = keys.iter().take(5).map(|k| format!("{k:?}")).collect();
+    if keys.len() > 5 {
+        named.push(format!("… {} more", keys.len() - 5));
+    }
+    format!(" ({})", named.join(", "))
+}
+
 fn snapshot_change(before: &Snapshot, after: Option<&Snapshot>) -> String {
     let Some(after) = after else {
         return "the design stopped reporting a snapshot".to_owned();
@@ -434,6 +468,28 @@ mod tests {
             whole_tokens: 0,
             retry_after_nanos,
         }
+    }
+
+    #[test]
+    fn an_eviction_row_names_the_keys_removed_on_both_sides() {
+        let policy = Policy::new(1, 10, 2).expect("valid");
+        let mut probe =
+            Probe::<crate::reference::TokenBucket>::new(policy, 8).expect("the reference builds");
+        for (key, cost) in [("a", 10), ("b", 1), ("c", 1)] {
+            probe.allow(key, cost, 0).expect("the reference agrees");
+        }
+        probe
+            .evict_full(1_000_000_000)
+            .expect("the reference agrees");
+        let row = probe.rows.last().expect("a row");
+        assert_eq!(row.expected, "evicted 2 (\"b\", \"c\")");
+        assert_eq!(row.got, row.expected, "the reference shows its state");
+        assert_eq!(removed_keys(std::iter::empty()), "");
+        let many: Vec<String> = (0..7).map(|i| i.to_string()).collect();
+        assert_eq!(
+            removed_keys(many.iter()),
+            " (\"0\", \"1\", \"2\", \"3\", \"4\", … 2 more)"
+        );
     }
 
     #[test]
