@@ -128,7 +128,6 @@ macro_rules! for_each_design {
             $crate::mistakes::VersionBeforeTime => VersionBeforeTime: Wrong(R1, StaleTime);
             $crate::mistakes::RefusesEqualTime => RefusesEqualTime: Wrong(R1, StaleTime);
             $crate::mistakes::EvictKeepsObservedTime => EvictKeepsObservedTime: Wrong(R3, StaleTime);
-            $crate::mistakes::CutoverKeepsObservedTime => CutoverKeepsObservedTime: Wrong(R4, StaleTime);
             $crate::mistakes::EvictWithoutRefill => EvictWithoutRefill: Wrong(R3, IdleEviction);
             $crate::mistakes::EvictNearlyFull => EvictNearlyFull: Wrong(R3, IdleEviction);
             $crate::mistakes::EvictEmptyBuckets => EvictEmptyBuckets: Wrong(R3, IdleEviction);

@@ -65,7 +65,6 @@
 //! | [`VersionBeforeTime`] | R1 / none | "The older 100 call is rejected" (after the version check, not before it) | `allow(k, 4, 100)`, `replace_policy(v1, expected 7, at 5)` is `StalePolicyVersion` | outcomes (two errors at once) |
 //! | [`RefusesEqualTime`] | R1 / none | "The older 100 call is rejected" (an equal time too) | `allow(k, 10, 0)`, `allow(k, 1, 0)` is `TimeWentBackwards` | outcomes |
 //! | [`EvictKeepsObservedTime`] | R3 / I1 | "The older 100 call is rejected instead of silently earning negative credit." (not after a cleanup) | `allow(k, 1, 0)`, `evict_full(10 s)`, `allow(k, 1, 5 s)` is served | outcomes |
-//! | [`CutoverKeepsObservedTime`] | R4 / I1 | "Publish map, policy and observedTime together" (observedTime left out) | `allow(k, 1, 0)`, cutover at 10 s, `allow(k, 1, 5 s)` is served | outcomes |
 //! | [`EvictWithoutRefill`] | R3 / I3 | "evictFull refills for comparison and removes only full buckets." (no refill) | `allow(k, 1, 0)`, `evict_full(10 s)` keeps k | outcomes, key count |
 //! | [`EvictNearlyFull`] | R3 / I3 | "eviction grants no extra tokens compared with keeping a full bucket" (fullness rounded up) | `allow(k, 1, 0)`, `evict_full(250 ms)` removes k at 9.5 tokens | outcomes |
 //! | [`EvictEmptyBuckets`] | R3 / I3 | "An exhausted key is removed and returns immediately to a full bucket." (exhausted and not touched at the sweep's instant) | `allow(k, 10, 0)`, `evict_full(1 ns)` removes k, `allow(k, 10, 1 ns)` passes | outcomes |
@@ -135,7 +134,6 @@ pub use whole_capacity_always_passes::WholeCapacityAlwaysPasses;
 pub use zero_means_unbounded::ZeroMeansUnbounded;
 mod clamp_after_spend;
 mod cutover_drops_credit;
-mod cutover_keeps_observed_time;
 mod cutover_refills_at_new_rate;
 mod evict_empty_buckets;
 mod evict_keeps_observed_time;
@@ -161,7 +159,6 @@ mod whole_tokens_before_deduction;
 mod zero_cost_accepted;
 pub use clamp_after_spend::ClampAfterSpend;
 pub use cutover_drops_credit::CutoverDropsCredit;
-pub use cutover_keeps_observed_time::CutoverKeepsObservedTime;
 pub use cutover_refills_at_new_rate::CutoverRefillsAtNewRate;
 pub use evict_empty_buckets::EvictEmptyBuckets;
 pub use evict_keeps_observed_time::EvictKeepsObservedTime;

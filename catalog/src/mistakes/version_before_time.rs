@@ -7,7 +7,7 @@
 //! - **Seed mistake:** "Two threads sample 100 and 101; the 101 call arrives first. The older
 //!   100 call is rejected" (as stale in time, on every method, before anything else is
 //!   judged): the seed's `replacePolicy` calls `validateTime(now)` before comparing versions.
-//!   On such a trace it returns what a cutover that forgets the observed time returns.
+//!   On such a trace it returns what a cutover that forgot the observed time would return.
 //! - **Smallest scenario:** `allow(k, 4, 100)`, then `replace_policy(v1, expected 7, at 5)`:
 //!   the reference returns `TimeWentBackwards { now: 5, observed: 100 }`, this design
 //!   `StalePolicyVersion { expected: 7, current: 1, next: 1 }`.
