@@ -98,11 +98,11 @@ impl<L: Limiter> Run<L> {
             Ok(Err(e)) => Err(Failure::new(format!(
                 "allow(\"k\", cost {cost}, at {now} ns) failed: {e}"
             ))
-            .with_trace(self.rows.clone())),
+            .with_property_trace(self.rows.clone())),
             Err(msg) => Err(Failure::new(format!(
                 "allow(\"k\", cost {cost}, at {now} ns) panicked: {msg}"
             ))
-            .with_trace(self.rows.clone())
+            .with_property_trace(self.rows.clone())
             .as_panic()),
         }
     }
@@ -147,7 +147,7 @@ fn two_steps<L: Limiter>(raw: Raw, mid: u64) -> TestResult {
                 crate::model::Outcome::Decision(one),
                 crate::model::Outcome::Decision(two)
             ))
-            .with_trace(split.rows));
+            .with_property_trace(split.rows));
         }
         Ok(TestResult::passed())
     })())
@@ -173,7 +173,7 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
                 "a rejection at {} ns reported retry_after_nanos 0: the same request would still fail then",
                 input.t
             ))
-            .with_trace(first.rows));
+            .with_property_trace(first.rows));
         }
         let Some(at) = input.t.checked_add(d.retry_after_nanos) else {
             return Ok(TestResult::discard());
@@ -186,7 +186,7 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
                 "retry_after_nanos {} is too early: asking again at {at} ns was still rejected",
                 d.retry_after_nanos
             ))
-            .with_trace(on_time.rows));
+            .with_property_trace(on_time.rows));
         }
         let mut early = Run::<L>::new(policy)?;
         prefix(&mut early)?;
@@ -197,7 +197,7 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
                 d.retry_after_nanos,
                 at - 1
             ))
-            .with_trace(early.rows));
+            .with_property_trace(early.rows));
         }
         Ok(TestResult::passed())
     })())
@@ -233,7 +233,7 @@ fn whole_tokens<L: Limiter>(raw: Raw) -> TestResult {
                 d.allowed,
                 d.whole_tokens
             ))
-            .with_trace(run.rows));
+            .with_property_trace(run.rows));
         }
         Ok(TestResult::passed())
     })())

@@ -59,6 +59,9 @@ pub struct Failure {
     /// `true` when the design panicked (an unfinished method, a failed assertion): such a
     /// failure resembles no particular mistake.
     pub panicked: bool,
+    /// Where the trace's expected outcomes come from, named in its column header:
+    /// `specification` (the default) or `property` (a property check's own expectation).
+    pub expected_by: &'static str,
 }
 
 impl Failure {
@@ -72,6 +75,7 @@ impl Failure {
             replay: None,
             resembles: Vec::new(),
             panicked: false,
+            expected_by: "specification",
         }
     }
 
@@ -84,6 +88,13 @@ impl Failure {
     /// Attaches the trace that shows it.
     pub fn with_trace(mut self, trace: Vec<TraceRow>) -> Failure {
         self.trace = trace;
+        self
+    }
+
+    /// Attaches a trace whose expected outcomes are a property's, not the specification's.
+    pub fn with_property_trace(mut self, trace: Vec<TraceRow>) -> Failure {
+        self.trace = trace;
+        self.expected_by = "property";
         self
     }
 
@@ -123,7 +134,7 @@ impl Failure {
         let header = TraceRow {
             step: 0,
             action: "action".into(),
-            expected: "expected (specification)".into(),
+            expected: format!("expected ({})", self.expected_by),
             got: "got (design)".into(),
         };
         let rows: Vec<&TraceRow> = std::iter::once(&header).chain(&self.trace).collect();
@@ -187,6 +198,7 @@ impl Failure {
     /// The trace one step per block, for traces too wide for a table of [`LINE_WIDTH`]
     /// columns: the action on the step's line, the two outcomes under it.
     fn stacked_trace(&self) -> String {
+        let expected = format!("expected ({}):", self.expected_by);
         let mut out = String::new();
         for (i, r) in self.trace.iter().enumerate() {
             let mark = if i + 1 == self.trace.len() && i > 0 && r.expected != r.got {
@@ -195,8 +207,8 @@ impl Failure {
                 ""
             };
             out.push_str(&format!(
-                "  step {}: {}\n      expected (specification): {}\n      got (design):             {}{mark}\n",
-                r.step, r.action, r.expected, r.got
+                "  step {}: {}\n      {expected:26}{}\n      {:26}{}{mark}\n",
+                r.step, r.action, r.expected, "got (design):", r.got
             ));
         }
         out
@@ -284,6 +296,40 @@ pub(crate) fn wrapped(text: &str, width: usize, indent: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_column_names_where_its_values_come_from() {
+        let row = TraceRow {
+            step: 1,
+            action: "allow(\"k\", cost 1, at 0 ns)".into(),
+            expected: "allowed".into(),
+            got: "rejected".into(),
+        };
+        let spec = Failure::new("x")
+            .with_trace(vec![row.clone()])
+            .trace_table();
+        assert!(
+            spec.contains("| expected (specification) | got (design)"),
+            "{spec}"
+        );
+        let property = Failure::new("x").with_property_trace(vec![row.clone()]);
+        assert!(property.trace_table().contains("| expected (property)"));
+        let wide = TraceRow {
+            got: "rejected ".repeat(20),
+            ..row
+        };
+        let stacked = Failure::new("x")
+            .with_property_trace(vec![wide])
+            .trace_table();
+        assert!(
+            stacked.contains("\n      expected (property):      allowed\n"),
+            "{stacked}"
+        );
+        assert!(
+            stacked.contains("\n      got (design):             rejected"),
+            "{stacked}"
+        );
+    }
 
     #[test]
     fn every_hint_wraps_within_the_width_and_keeps_its_words() {
