@@ -44,8 +44,8 @@ const REQUIREMENTS: [Requirement; 4] = [
 ];
 
 impl Report {
-    /// The summary of the card: the score, the rows per requirement, per kind of check and per
-    /// seed level (with the level reached), and the diagnosis (what
+    /// The summary of the card: the score; the rows per requirement, each beside its seed
+    /// level, and the level reached; the rows per kind of check; and the diagnosis (what
     /// [`exercism`](Report::exercism) puts in its top-level `message`).
     pub fn summary(&self, design: &str) -> String {
         let mut out = format!(
@@ -55,8 +55,18 @@ impl Report {
             self.score(),
             self.max_score()
         );
+        // Requirements, each beside the seed level it belongs to (named on its first row).
         let mut rows: Vec<(String, String, String)> = Vec::new();
+        let mut levels: Vec<&str> = Vec::new();
+        let mut named = None;
         for requirement in REQUIREMENTS {
+            let level = Level::of(requirement);
+            levels.push(if named == Some(level) {
+                ""
+            } else {
+                level.name()
+            });
+            named = Some(level);
             rows.push(
                 self.row(&format!("{requirement} {}", requirement.text()), |r| {
                     r.check.requirement == requirement
@@ -64,31 +74,23 @@ impl Report {
             );
         }
         let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
-        let _ = writeln!(out, "  {:width$}  checks  points", "requirement");
-        for (label, checks, points) in rows.drain(..) {
-            let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
+        let _ = writeln!(
+            out,
+            "  {:8}  {:width$}  checks  points",
+            "level", "requirement"
+        );
+        for ((label, checks, points), level) in rows.drain(..).zip(levels) {
+            let _ = writeln!(out, "  {level:8}  {label:width$}  {checks:>6}  {points:>6}");
         }
+        let _ = writeln!(out, "  {}", self.level_reached());
         for (kind, name) in KINDS {
             rows.push(self.row(name, |r| r.check.kind == kind));
         }
         let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
         let _ = writeln!(out, "\n  {:width$}  checks  points", "kind of check");
-        for (label, checks, points) in rows.drain(..) {
-            let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
-        }
-        for level in Level::ALL {
-            rows.push(
-                self.row(&format!("{}: {}", level.name(), level.expects()), |r| {
-                    Level::of(r.check.requirement) == level
-                }),
-            );
-        }
-        let width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
-        let _ = writeln!(out, "\n  {:width$}  checks  points", "seed level");
         for (label, checks, points) in rows {
             let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
         }
-        let _ = writeln!(out, "  {}", self.level_reached());
         out.push('\n');
         out.push_str(&self.diagnosis_text());
         super::failure::fitted(&out)
@@ -149,14 +151,16 @@ impl Report {
         match (reached, Level::ALL.iter().find(|l| !passes(**l))) {
             (_, None) => "level reached: Staff, every level's checks pass".to_owned(),
             (Some(r), Some(next)) => format!(
-                "level reached: {}; {} needs every check of {}",
+                "level reached: {}; {} ({}) needs every check of {}",
                 r.name(),
                 next.name(),
+                next.expects(),
                 requirements_of(*next)
             ),
             (None, Some(next)) => format!(
-                "level reached: none yet; {} needs every check of {}",
+                "level reached: none yet; {} ({}) needs every check of {}",
                 next.name(),
+                next.expects(),
                 requirements_of(*next)
             ),
         }
@@ -249,7 +253,7 @@ mod tests {
             .count();
         let row = card
             .lines()
-            .find(|l| l.trim_start().starts_with("R1 "))
+            .find(|l| l.contains(" R1 A request"))
             .expect("an R1 row");
         assert!(row.contains(&format!("{}/{r1}", r1 - 1)), "{row}");
         assert!(card.contains("scenarios (fixed)"), "{card}");
@@ -269,22 +273,20 @@ mod tests {
                 .expect("a check of the requirement")
         };
         let card = report(&[(at(Requirement::R1), &[])]).card("Mine");
+        assert!(card.contains("\n  Engineer  R1 A request"), "{card}");
+        assert!(card.contains("\n            R3 Key count"), "{card}");
         assert!(
-            card.contains("\n  Engineer: correct fractional refill"),
-            "{card}"
-        );
-        assert!(
-            card.contains("level reached: none yet; Engineer needs every check of R1"),
+            card.contains("level reached: none yet; Engineer (correct fractional refill and explicit input behavior) needs every check of R1"),
             "{card}"
         );
         let card = report(&[(at(Requirement::R3), &[])]).card("Mine");
         assert!(
-            card.contains("level reached: Engineer; Senior needs every check of R2 and R3"),
+            card.contains("level reached: Engineer; Senior (atomic admission for concurrent callers, bounded keys) needs every check of R2 and R3"),
             "{card}"
         );
         let card = report(&[(at(Requirement::R4), &[])]).card("Mine");
         assert!(
-            card.contains("level reached: Senior; Staff needs every check of R4"),
+            card.contains("level reached: Senior; Staff (policy change without granting a fresh budget) needs every check of R4"),
             "{card}"
         );
         let card = report(&[]).card("Mine");

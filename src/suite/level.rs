@@ -39,7 +39,7 @@ impl Level {
     pub fn expects(self) -> &'static str {
         match self {
             Level::Engineer => "correct fractional refill and explicit input behavior",
-            Level::Senior => "atomic refill-and-consume for concurrent callers, bounded keys",
+            Level::Senior => "atomic admission for concurrent callers, bounded keys",
             Level::Staff => "policy change without granting a fresh budget",
         }
     }
