@@ -52,6 +52,7 @@ pub mod generate;
 mod hosted;
 pub mod level;
 pub mod linearizability;
+mod minimal;
 mod probe;
 mod properties;
 mod quiet_panics;

@@ -339,11 +339,22 @@ fn replay_file(check: &str) -> Option<Result<(Counterexample, String), Failure>>
 /// What a sequential check's dispatch returns, or the panic that ended it.
 type Dispatched = Result<Option<Result<(), Failure>>, String>;
 
+/// Runs the sequential check `name`; a fixed scenario's failure comes with its trace shrunk
+/// (see [`minimal`](super::minimal)).
+fn dispatch_minimal<L: Limiter>(name: &str) -> Option<Result<(), Failure>> {
+    let result = dispatch::<L>(name)?;
+    let scenario = find(name).is_some_and(|c| c.kind == Kind::Scenario);
+    Some(match result {
+        Err(failure) if scenario => Err(super::minimal::shrunk::<L>(failure)),
+        other => other,
+    })
+}
+
 /// Runs the sequential check `name` inside an execution of the backend (directly under
 /// std).
 #[cfg(not(loom))]
 fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
-    guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r)
+    guarded(|| in_execution(move || dispatch_minimal::<L>(name))).and_then(|r| r)
 }
 
 /// Under loom, inside one execution as under shuttle; but loom allows five threads per
@@ -355,10 +366,10 @@ fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
 #[cfg(loom)]
 fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
     let once = quiet_about_thread_limit(|| {
-        guarded(|| in_execution(move || dispatch::<L>(name))).and_then(|r| r)
+        guarded(|| in_execution(move || dispatch_minimal::<L>(name))).and_then(|r| r)
     });
     if out_of_threads(&once) {
-        guarded(|| dispatch::<super::hosted::Hosted<L>>(name))
+        guarded(|| dispatch_minimal::<super::hosted::Hosted<L>>(name))
     } else {
         once
     }
