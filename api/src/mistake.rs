@@ -39,11 +39,15 @@ pub enum Mistake {
     UnguardedVersion,
     /// Build the cut-over state and publish it in separate critical sections.
     SplitCutover,
+    /// Check the key bound and insert the new key in separate critical sections.
+    SplitKeyBound,
+    /// Reset every budget at a policy change.
+    BudgetReset,
 }
 
 impl Mistake {
     /// Every mistake, in declaration order.
-    pub const ALL: [Mistake; 16] = [
+    pub const ALL: [Mistake; 18] = [
         Mistake::WindowReset,
         Mistake::NewKeyNotFull,
         Mistake::DroppedFraction,
@@ -60,6 +64,8 @@ impl Mistake {
         Mistake::CapacityTopUp,
         Mistake::UnguardedVersion,
         Mistake::SplitCutover,
+        Mistake::SplitKeyBound,
+        Mistake::BudgetReset,
     ];
 
     /// The seed's name for the mistake, quoted.
@@ -81,17 +87,23 @@ impl Mistake {
             Mistake::RetroactiveRate => "Changing rate two→four at 0.5s incorrectly credits two tokens",
             Mistake::CapacityTopUp => "Increasing policy capacity never tops up existing buckets",
             Mistake::UnguardedVersion => "Use expectedVersion to prevent a stale administrator from overwriting a newer policy",
+            Mistake::SplitKeyBound => "The map contains at most maxKeys",
+            Mistake::BudgetReset => "Resetting all budgets ... must not be hidden behind a generic config update",
         }
     }
 
     /// `true` for the mistakes only an interleaving of concurrent calls can show (a design
     /// making one of them is sequentially correct): [`DoubleSpend`](Mistake::DoubleSpend),
-    /// [`SplitEviction`](Mistake::SplitEviction) and [`SplitCutover`](Mistake::SplitCutover).
+    /// [`SplitEviction`](Mistake::SplitEviction), [`SplitCutover`](Mistake::SplitCutover) and
+    /// [`SplitKeyBound`](Mistake::SplitKeyBound).
     /// Real threads show them by chance; a controlled scheduler (loom, shuttle) every time.
     pub fn is_race(self) -> bool {
         matches!(
             self,
-            Mistake::DoubleSpend | Mistake::SplitEviction | Mistake::SplitCutover
+            Mistake::DoubleSpend
+                | Mistake::SplitEviction
+                | Mistake::SplitCutover
+                | Mistake::SplitKeyBound
         )
     }
 
@@ -114,6 +126,8 @@ impl Mistake {
             Mistake::RetroactiveRate => "At cutover, first refill every bucket to now under the OLD rate and capacity, then clamp to the new capacity; only later time earns at the new rate.",
             Mistake::CapacityTopUp => "A cutover clamps balances to the new capacity but never raises them; only keys created after it start at the new capacity.",
             Mistake::UnguardedVersion => "Return StalePolicyVersion unless expected_version equals the current version and next.version() is greater.",
+            Mistake::SplitKeyBound => "Check max_keys and insert the new key in one critical section: two callers that both saw room for one more key both insert it otherwise.",
+            Mistake::BudgetReset => "A cutover keeps every tracked bucket: refill it under the old policy and clamp it to the new capacity; dropping or refilling the buckets grants every key a fresh burst.",
         }
     }
 }
@@ -147,6 +161,8 @@ mod tests {
             Mistake::CapacityTopUp => 13,
             Mistake::UnguardedVersion => 14,
             Mistake::SplitCutover => 15,
+            Mistake::SplitKeyBound => 16,
+            Mistake::BudgetReset => 17,
         }
     }
 

@@ -103,12 +103,13 @@ macro_rules! for_each_design {
             $crate::mistakes::UnboundedKeys => UnboundedKeys: Wrong(R3, UntrackedKeys);
             $crate::mistakes::SilentGrantAtCapacity => SilentGrantAtCapacity: Wrong(R3, UntrackedKeys);
             $crate::mistakes::ZeroMeansUnbounded => ZeroMeansUnbounded: Wrong(R3, UntrackedKeys);
+            $crate::mistakes::RacyKeyBound => RacyKeyBound: Wrong(R3, SplitKeyBound);
             $crate::mistakes::RacyEvictFull => RacyEvictFull: Wrong(R3, SplitEviction);
             $crate::mistakes::RetroactiveRate => RetroactiveRate: Wrong(R4, RetroactiveRate);
             $crate::mistakes::TopUpOnCutover => TopUpOnCutover: Wrong(R4, CapacityTopUp);
             $crate::mistakes::NoClampOnDecrease => NoClampOnDecrease: Wrong(R4, CapacityTopUp);
             $crate::mistakes::UnguardedVersion => UnguardedVersion: Wrong(R4, UnguardedVersion);
-            $crate::mistakes::ResetOnCutover => ResetOnCutover: Wrong(R4, CapacityTopUp);
+            $crate::mistakes::ResetOnCutover => ResetOnCutover: Wrong(R4, BudgetReset);
             $crate::mistakes::RefillUnderNewCeiling => RefillUnderNewCeiling: Wrong(R4, CapacityTopUp);
             $crate::mistakes::RacyCutover => RacyCutover: Wrong(R4, SplitCutover);
             $crate::mistakes::StrictAdmission => StrictAdmission: Wrong(R1, RetryEstimate);

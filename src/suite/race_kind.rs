@@ -3,7 +3,7 @@
 //! A shrunk counterexample keeps only calls the failure needs, so the calls racing in it say
 //! which critical sections the design splits: `evict_full` racing a spend is the split
 //! eviction, `replace_policy` racing a spend the split cutover, spends alone on one key the
-//! double spend, new keys beyond `max_keys` the key bound, and spends on different keys at
+//! double spend, new keys beyond `max_keys` the key bound checked apart from the insert, and spends on different keys at
 //! different times the observed time published outside the admission's critical section.
 //! A check's own mistake is named only when the scenario says nothing more precise.
 use std::collections::BTreeSet;
@@ -40,7 +40,7 @@ pub(crate) fn race_mistake(scenario: &Scenario) -> Option<Mistake> {
         .filter_map(|op| key(&op))
         .collect();
     if every_key.len() > scenario.max_keys {
-        return Some(Mistake::UntrackedKeys);
+        return Some(Mistake::SplitKeyBound);
     }
     let times: BTreeSet<u64> = racing
         .iter()
@@ -106,7 +106,7 @@ mod tests {
                     vec![allow("a", 0)],
                     vec![vec![allow("b", 0)], vec![allow("c", 0)]],
                 ),
-                Some(Mistake::UntrackedKeys),
+                Some(Mistake::SplitKeyBound),
             ),
             (
                 scenario(2, vec![], vec![vec![allow("a", 2)], vec![allow("b", 1)]]),

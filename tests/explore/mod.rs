@@ -10,13 +10,15 @@
 //!
 //! The known-bad designs are the catalogued interleaving-only mistakes: `SplitReadWrite`
 //! (admission read and written under two locks), `RacyEvictFull` (cleanup listed and removed
-//! under two locks) and `RacyCutover` (policy change built and published under two locks).
+//! under two locks), `RacyKeyBound` (key bound checked and key inserted under two locks),
+//! `CheckThenDeduct` (checked under one lock, deducted under another) and `RacyCutover`
+//! (policy change built and published under two locks).
 //! Each is sequentially identical to the specification on every scenario (checked here), so a
 //! failure on them comes from the race alone.
 #![allow(dead_code)] // each test binary uses its own part
 
 use ratelimit_lab::catalog::mistakes::{
-    CheckThenDeduct, RacyCutover, RacyEvictFull, SplitReadWrite,
+    CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, SplitReadWrite,
 };
 use ratelimit_lab::explore::{execute, judge, run_sequentially, Execution, Scenario};
 use ratelimit_lab::model::{Op, Outcome};
@@ -368,6 +370,11 @@ pub fn counterexamples_are_shrunk_narrow_and_replayed() {
         "RacyEvictFull",
         "r3_eviction_never_undoes_a_spend",
         Mistake::SplitEviction,
+    );
+    case::<RacyKeyBound>(
+        "RacyKeyBound",
+        "i3_concurrent_new_keys_respect_max_keys",
+        Mistake::SplitKeyBound,
     );
     case::<RacyCutover>(
         "RacyCutover",

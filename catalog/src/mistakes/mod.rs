@@ -17,7 +17,7 @@
 //! "Monotonic time" concepts), not only the stored bounds, and "none" means no invariant is
 //! crossed. **Seen in** says what can observe the flaw: *outcomes* of sequential calls,
 //! the *snapshot* (white-box), or *interleavings* only (real threads, loom, shuttle,
-//! linearizability); sequentially, the four concurrent designs equal the reference.
+//! linearizability); sequentially, the five concurrent designs equal the reference.
 //!
 //! | design | breaks | seed mistake | exposing scenario | seen in |
 //! |---|---|---|---|---|
@@ -36,6 +36,7 @@
 //! | [`LruEviction`] | R3 / I3 | "Evict any idle/LRU key under memory pressure" | `allow(k, 10, 0)`, `evict_full(1 s)` removes k, `allow(k, 10, 1 s)` passes | outcomes |
 //! | [`UnboundedKeys`] | R3 / I3 | "At maxKeys, a new key is rejected with an explicit capacity error." (broken) | `max_keys` 1: a second key is tracked | outcomes, key count |
 //! | [`SilentGrantAtCapacity`] | R3 / I3 | "do not silently grant untracked requests" | `max_keys` 1, cap 10: a second key gets 10 tokens, twice at 0 | outcomes |
+//! | [`RacyKeyBound`] | R3 / I3 | "The map contains at most maxKeys" (the bound checked apart from the insert) | `max_keys` 2, `allow(a)`, then `allow(b)` and `allow(c)` at once: both pass, three keys | interleavings |
 //! | [`RacyEvictFull`] | R3 / I3 | "the shared monitor prevents a concurrent consumption between the check and deletion" (broken) | cleanup lists full k, a concurrent `allow(k, 10)` empties it, k is removed and comes back full | interleavings |
 //! | [`RetroactiveRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
 //! | [`TopUpOnCutover`] | R4 / I4 | "Increasing policy capacity never tops up existing buckets." (broken) | the worked example: `allow(k, 20, 0.5 s)` passes | outcomes |
@@ -89,6 +90,7 @@ mod no_clamp_on_decrease;
 mod overflowing_units;
 mod racy_cutover;
 mod racy_evict_full;
+mod racy_key_bound;
 mod refill_under_new_ceiling;
 mod rejection_forgets_credit;
 mod reset_on_cutover;
@@ -113,6 +115,7 @@ pub use no_clamp_on_decrease::NoClampOnDecrease;
 pub use overflowing_units::OverflowingUnits;
 pub use racy_cutover::RacyCutover;
 pub use racy_evict_full::RacyEvictFull;
+pub use racy_key_bound::RacyKeyBound;
 pub use refill_under_new_ceiling::RefillUnderNewCeiling;
 pub use rejection_forgets_credit::RejectionForgetsCredit;
 pub use reset_on_cutover::ResetOnCutover;
