@@ -86,6 +86,28 @@ fn design_trial(i: usize) -> Result<(), Failed> {
             );
         }
     }
+    // What a person reads fits in 120 columns: every failure's explanation and the card's
+    // summary (commands, which must stay one line to be copied, aside).
+    let mut texts: Vec<String> = report
+        .results
+        .iter()
+        .filter(|(_, r)| !r.passed())
+        .map(|(_, r)| r.explain(&rerun(design)))
+        .collect();
+    texts.push(report.summary(design.name));
+    for text in &texts {
+        if let Some(line) = text
+            .lines()
+            .find(|l| l.chars().count() > 120 && !l.contains("cargo "))
+        {
+            return Err(format!(
+                "{}: a line of {} columns in what a person reads:\n{line}",
+                design.name,
+                line.chars().count()
+            )
+            .into());
+        }
+    }
     match design.contradiction(report) {
         None => Ok(()),
         Some(why) => Err(format!(

@@ -244,7 +244,8 @@ pub const LINE_WIDTH: usize = 120;
 
 /// `text` with every line wider than [`LINE_WIDTH`] broken at spaces, the continuation lines
 /// indented two spaces past the line's own indent. Lines of a table (they hold ` | `) are
-/// left whole: tables choose their own layout to fit.
+/// left whole, tables choose their own layout to fit; so are commands (they hold `cargo `),
+/// which must stay one line to be copied.
 pub(crate) fn fitted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
@@ -252,7 +253,7 @@ pub(crate) fn fitted(text: &str) -> String {
             Some(body) => (body, "\n"),
             None => (line, ""),
         };
-        if body.chars().count() <= LINE_WIDTH || body.contains(" | ") {
+        if body.chars().count() <= LINE_WIDTH || body.contains(" | ") || body.contains("cargo ") {
             out.push_str(line);
             continue;
         }
@@ -344,6 +345,8 @@ mod tests {
         }
         assert_eq!(wrapped("a b c", 3, " "), "a b\n c");
         let long = format!("  {}", "word ".repeat(40));
+        let command = format!("to rerun it: cargo test -- --exact {}", "x".repeat(120));
+        assert_eq!(fitted(&command), command, "a command stays one line");
         let fit = fitted(&format!("short\n{long}\nx | y\n"));
         assert!(
             fit.lines().all(|l| l.chars().count() <= LINE_WIDTH),
