@@ -17,6 +17,11 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// A fresh copy of the template at `target/tmp/submissions/<name>` with
 /// `testdata/submissions/<name>.rs` as its library (still the crate `my_limiter`).
 fn submission(name: &str) -> PathBuf {
+    submission_from(name, name)
+}
+
+/// [`submission`] at `target/tmp/submissions/<name>` with `testdata/submissions/<source>.rs`.
+fn submission_from(name: &str, source: &str) -> PathBuf {
     let template = Path::new(ROOT).join("templates/learner");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("submissions")
@@ -38,7 +43,7 @@ fn submission(name: &str) -> PathBuf {
     }
     let source = Path::new(ROOT)
         .join("testdata/submissions")
-        .join(format!("{name}.rs"));
+        .join(format!("{source}.rs"));
     std::fs::copy(source, dir.join("src/lib.rs")).expect("copy the submission");
     dir
 }
@@ -240,6 +245,35 @@ fn a_submission_that_never_returns_is_stopped_at_the_limit_with_the_hung_check_n
         "{all:?}"
     );
     assert_every_check_once(&gradescope);
+}
+
+#[test]
+fn relative_paths_are_taken_from_where_the_runner_starts() {
+    let dir = submission_from("relative", "panics");
+    let parent = dir.parent().expect("a parent");
+    let out = parent.join("relative-out");
+    let _ = std::fs::remove_dir_all(&out);
+    let output = Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
+        .current_dir(parent)
+        .args(["submission", "relative", "--out", "relative-out"])
+        .env("CARGO_TARGET_DIR", Path::new(ROOT).join("target/learner"))
+        .env("CARGO_NET_OFFLINE", "true")
+        .env_remove(ratelimit_lab::suite::env::REPORT_DIR)
+        .output()
+        .expect("the binary runs");
+    assert!(output.status.success(), "{}", text(&output));
+    let results = std::fs::read_to_string(out.join("results.json")).expect("results.json");
+    let exercism: Value = serde_json::from_str(&results).expect("JSON");
+    assert_eq!(
+        exercism["status"], "fail",
+        "graded, not lost: {}",
+        exercism["message"]
+    );
+    assert_every_check_once(&exercism);
+    assert!(
+        !dir.join("relative-out").exists(),
+        "nothing written into the learner's crate"
+    );
 }
 
 #[test]

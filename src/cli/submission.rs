@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::{fail, print_out, EXIT_FAILURE};
 
 /// Arguments of `submission`.
-#[derive(Debug, clap::Args)]
+#[derive(Clone, Debug, clap::Args)]
 pub struct Args {
     /// The learner's crate: the directory that holds its `Cargo.toml`.
     solution: PathBuf,
@@ -61,6 +61,14 @@ enum Waited {
 /// grade is in them), 1 when they could not be.
 pub fn run(args: &Args) -> ExitCode {
     let started = Instant::now();
+    // Absolute, because the test binaries run in the solution's directory and write their
+    // reports where the runner reads them.
+    let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let args = &Args {
+        solution: absolute(&args.solution),
+        out: absolute(&args.out),
+        ..args.clone()
+    };
     let (exercism, mut gradescope) = grade(args, started);
     if let Some(g) = gradescope.as_object_mut() {
         g.insert(
@@ -112,16 +120,24 @@ fn grade(args: &Args, started: Instant) -> (Value, Value) {
             return not_graded(&message, started.elapsed());
         }
     };
-    let deadline = Instant::now() + Duration::from_secs(args.test_limit_secs);
-    let mut parts = Vec::new();
-    for (i, binary) in binaries.iter().enumerate() {
-        let expected = match list(binary, &args.solution, deadline) {
-            Ok(tests) => tests,
-            Err(message) => return not_graded(&message, started.elapsed()),
-        };
-        if expected.is_empty() {
-            continue;
+    // Every binary is listed before any runs: a binary that cannot list its tests is left
+    // out (it holds no suite the runner can grade), not a reason to grade nothing.
+    let mut suites = Vec::new();
+    let mut unlisted = Vec::new();
+    for binary in &binaries {
+        match list(binary, &args.solution, deadline_after(LIST_LIMIT_SECS)) {
+            Ok(tests) if tests.is_empty() => {}
+            Ok(tests) => suites.push((binary, tests)),
+            Err(message) => unlisted.push(message),
         }
+    }
+    if suites.is_empty() && !unlisted.is_empty() {
+        let _ = fs::remove_dir_all(&work);
+        return not_graded(&unlisted.join("\n"), started.elapsed());
+    }
+    let deadline = deadline_after(args.test_limit_secs);
+    let mut parts = Vec::new();
+    for (i, (binary, expected)) in suites.into_iter().enumerate() {
         let dir = work.join(format!("run-{i}"));
         parts.push(run_suite(
             binary,
@@ -142,11 +158,21 @@ fn grade(args: &Args, started: Instant) -> (Value, Value) {
     })
 }
 
+/// Seconds a test binary may take to list its tests.
+const LIST_LIMIT_SECS: u64 = 60;
+
+/// `secs` from now, or a century from now when that is beyond what an `Instant` holds.
+fn deadline_after(secs: u64) -> Instant {
+    let now = Instant::now();
+    now.checked_add(Duration::from_secs(secs))
+        .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600))
+}
+
 /// Sets the modification time of the crate's sources (`*.rs`, `Cargo.toml`, outside
 /// `target*` and hidden directories) to now. Cargo decides whether a build is fresh by
 /// comparing times, with paths relative to the crate: a submission copied in with older
 /// times, into a target directory shared with an earlier submission of the same package,
-/// would otherwise be graded on the earlier one's binaries.
+/// would otherwise be graded on the earlier one's binaries. Symbolic links are not followed.
 fn touch_sources(dir: &Path) {
     let Ok(entries) = fs::read_dir(dir) else {
         return;
@@ -155,7 +181,13 @@ fn touch_sources(dir: &Path) {
     for entry in entries.flatten() {
         let path = entry.path();
         let name = entry.file_name().to_string_lossy().into_owned();
-        if path.is_dir() {
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_symlink() {
+            continue;
+        }
+        if kind.is_dir() {
             if !name.starts_with('.') && !name.starts_with("target") {
                 touch_sources(&path);
             }
@@ -188,7 +220,7 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
         &mut command,
         &stdout_path,
         &stderr_path,
-        Instant::now() + limit,
+        deadline_after(args.build_limit_secs),
     )
     .map_err(|e| format!("could not run cargo: {e}"))?;
     let stdout = fs::read_to_string(&stdout_path).unwrap_or_default();
@@ -200,7 +232,13 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
     {
         match message["reason"].as_str() {
-            Some("compiler-message") if message["message"]["level"] == "error" => {
+            // rustc's closing "aborting due to N previous errors" is not an error of its own.
+            Some("compiler-message")
+                if message["message"]["level"] == "error"
+                    && !message["message"]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.starts_with("aborting due to")) =>
+            {
                 errors.extend(message["message"]["rendered"].as_str().map(str::to_string));
             }
             Some("compiler-artifact") if message["profile"]["test"] == true => {
@@ -254,7 +292,14 @@ fn list(binary: &Path, solution: &Path, deadline: Instant) -> Result<Vec<String>
         Waited::Exited(status) if status.success() => Ok(text
             .lines()
             .filter_map(|l| l.strip_suffix(": test"))
-            .filter(|name| check_of(name).is_some())
+            // The suite's tests only (`cNN::check`, perhaps in a design's module), not a
+            // learner's own test that happens to share a check's name.
+            .filter(|name| {
+                check_of(name).is_some_and(|c| {
+                    let test = c.test_name();
+                    *name == test || name.ends_with(&format!("::{test}"))
+                })
+            })
             .map(str::to_string)
             .collect()),
         Waited::Exited(status) => Err(format!(
@@ -283,20 +328,27 @@ fn run_suite(
         .current_dir(solution)
         .env(env::REPORT_DIR, dir)
         .env("CARGO_MANIFEST_DIR", solution);
-    let ending = match spawn_and_wait(
+    let waited = spawn_and_wait(
         &mut command,
         &dir.join("stdout"),
         &dir.join("stderr"),
         deadline,
-    ) {
+    );
+    let running = still_running(dir);
+    let ending = match waited {
         Err(e) => Ending::Ended {
             how: format!("it could not start: {e}"),
         },
         Ok(Waited::LimitStruck) => Ending::LimitStruck {
             limit: Duration::from_secs(args.test_limit_secs),
         },
-        // A libtest binary exits with 0 or 101 when it ran every test it was given.
-        Ok(Waited::Exited(status)) if matches!(status.code(), Some(0 | 101)) => Ending::Finished,
+        // A libtest binary exits with 0 or 101 when it ran every test it was given; a check
+        // still marked running means the design ended the process with one of those codes.
+        Ok(Waited::Exited(status))
+            if matches!(status.code(), Some(0 | 101)) && running.is_empty() =>
+        {
+            Ending::Finished
+        }
         Ok(Waited::Exited(status)) => Ending::Ended {
             how: describe(status),
         },
@@ -310,7 +362,7 @@ fn run_suite(
         exercism: read("results.json"),
         gradescope: read("gradescope.json"),
         expected,
-        running: still_running(dir),
+        running,
     };
     complete(&leftovers, &ending)
 }

@@ -141,11 +141,17 @@ impl Report {
 
     /// The highest of the seed's levels whose checks, and every earlier level's, all passed.
     fn level_reached(&self) -> String {
+        // Every check of the level must have passed here: a report that lacks some (a run cut
+        // short) reaches no level it has not shown.
         let passes = |level: Level| {
-            self.results
+            super::CHECKS
                 .iter()
-                .filter(|(_, r)| Level::of(r.check.requirement) == level)
-                .all(|(_, r)| r.passed())
+                .filter(|c| Level::of(c.requirement) == level)
+                .all(|c| {
+                    self.results
+                        .iter()
+                        .any(|(_, r)| r.check.name == c.name && r.passed())
+                })
         };
         let reached = Level::ALL.iter().take_while(|l| passes(**l)).last();
         match (reached, Level::ALL.iter().find(|l| !passes(**l))) {
@@ -294,6 +300,11 @@ mod tests {
             card.contains("level reached: Staff, every level's checks pass"),
             "{card}"
         );
+        // A report cut short shows no level it has not graded.
+        let mut partial = report(&[]);
+        partial.results.truncate(1);
+        let card = partial.card("Mine");
+        assert!(card.contains("level reached: none yet"), "{card}");
     }
 
     #[test]

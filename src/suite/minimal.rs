@@ -24,13 +24,27 @@ pub(crate) fn shrunk<L: Limiter>(failure: Failure) -> Failure {
     if failure.panicked || replay.ops.is_empty() || replay.ops.len() > MAX_STEPS {
         return failure;
     }
-    let fails = |ops: &[Op]| fails_at_last::<L>(replay.policy, replay.max_keys, ops);
+    // A key count the probe appended as a step of its own is checked by the probe after the
+    // call before it anyway.
+    let mut ops = replay.ops.clone();
+    if ops.len() > 1 && ops.last() == Some(&Op::KeyCount) {
+        ops.pop();
+    }
+    // The same failure: at the same last call, in the outcome or in the stored state as
+    // before, resembling the same mistake when it resembled one.
+    let snapshot_only = |f: &Failure| f.replay.as_ref().is_some_and(|r| r.snapshot.is_some());
+    let same = |f: &Failure| {
+        snapshot_only(f) == snapshot_only(&failure)
+            && (failure.mistake.is_none() || f.mistake == failure.mistake)
+    };
+    let fails =
+        |ops: &[Op]| fails_at_last::<L>(replay.policy, replay.max_keys, ops).filter(|f| same(f));
     // The whole trace must fail through the probe at its last call, or there is nothing
     // this can shrink faithfully.
-    let Some(mut best) = fails(&replay.ops) else {
+    let Some(mut best) = fails(&ops) else {
         return failure;
     };
-    let mut ops = replay.ops.clone();
+    let original = ops.len();
     let mut i = 0;
     while i + 1 < ops.len() {
         let mut candidate = ops.clone();
@@ -43,7 +57,8 @@ pub(crate) fn shrunk<L: Limiter>(failure: Failure) -> Failure {
             None => i += 1,
         }
     }
-    for i in 0..ops.len() {
+    // The last call is the failure's own; only the calls before it are simplified.
+    for i in 0..ops.len().saturating_sub(1) {
         for simpler in simpler_ops(&ops[i]) {
             let mut candidate = ops.clone();
             candidate[i] = simpler;
@@ -54,14 +69,18 @@ pub(crate) fn shrunk<L: Limiter>(failure: Failure) -> Failure {
             }
         }
     }
-    if ops == replay.ops {
+    if ops == replay.ops || (ops.len() == original && best.replay == failure.replay) {
         return failure;
     }
-    let note = format!(
-        "(the check's own trace, {} steps, shrunk to the {} that still fail at the same call)",
-        replay.ops.len(),
-        ops.len()
-    );
+    let note = if ops.len() < original {
+        format!(
+            "(the check's own trace, {original} steps, shrunk to the {} that still fail at the \
+             same call)",
+            ops.len()
+        )
+    } else {
+        "(the check's own trace, with its numbers simplified where the failure stays)".to_string()
+    };
     let detail = match best.detail.take() {
         Some(d) if !d.is_empty() => format!("{d}\n{note}"),
         _ => note,
