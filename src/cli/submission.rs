@@ -17,9 +17,9 @@ use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ratelimit_lab::suite::env;
 use ratelimit_lab::suite::running::still_running;
 use ratelimit_lab::suite::unfinished::{check_of, complete, merge, not_graded, Ending, Leftovers};
+use ratelimit_lab::suite::{env, write_reports};
 use serde_json::Value;
 
 use super::{fail, print_out, EXIT_FAILURE};
@@ -434,18 +434,6 @@ fn first_lines(text: &str, n: usize) -> String {
         shown.push_str(&format!("\n… ({} more lines)", lines.len() - n));
     }
     shown
-}
-
-/// Writes both reports into `dir`, each written aside and then renamed into place.
-fn write_reports(dir: &Path, exercism: &Value, gradescope: &Value) -> std::io::Result<()> {
-    fs::create_dir_all(dir)?;
-    for (file, value) in [("results.json", exercism), ("gradescope.json", gradescope)] {
-        let text = serde_json::to_string_pretty(value).map_err(std::io::Error::other)?;
-        let tmp = dir.join(format!(".{file}.tmp"));
-        fs::write(&tmp, text)?;
-        fs::rename(&tmp, dir.join(file))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -213,18 +213,25 @@ impl Report {
     ///
     /// Any error creating the directory or writing the files.
     pub fn write_to(&self, dir: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(dir)?;
-        for (file, value) in [
-            ("results.json", self.exercism()),
-            ("gradescope.json", self.gradescope()),
-        ] {
-            let text = serde_json::to_string_pretty(&value).map_err(io::Error::other)?;
-            let tmp = dir.join(format!(".{file}.tmp"));
-            std::fs::write(&tmp, text)?;
-            std::fs::rename(&tmp, dir.join(file))?;
-        }
-        Ok(())
+        write_reports(dir, &self.exercism(), &self.gradescope())
     }
+}
+
+/// Writes an Exercism `results.json` and a `gradescope.json` into `dir` (created when
+/// missing), each replaced atomically (written aside, then renamed).
+///
+/// # Errors
+///
+/// Any error creating the directory or writing the files.
+pub fn write_reports(dir: &Path, exercism: &Value, gradescope: &Value) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (file, value) in [("results.json", exercism), ("gradescope.json", gradescope)] {
+        let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+        let tmp = dir.join(format!(".{file}.tmp"));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, dir.join(file))?;
+    }
+    Ok(())
 }
 
 /// Where the check called `name` stands in the suite, from 0 (`CHECKS.len()` when unknown).
