@@ -151,7 +151,7 @@ fn agree<L: Limiter>(name: &str, min_ops: usize) -> (usize, Coverage) {
         let mut runner =
             TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &seed));
         let result = runner.run(&case(mix), |c| {
-            let mut probe = Probe::<L>::new(c.policy, c.max_keys)
+            let mut probe = Probe::new::<L>(c.policy, c.max_keys)
                 .map_err(|f| TestCaseError::fail(f.to_string()))?;
             for op in &c.ops {
                 let capacity_before = probe.model().policy().capacity();
@@ -247,7 +247,7 @@ fn replace(next: Policy, expected_version: u64, now: u64) -> Op {
 
 /// Runs `ops` through the probe on `L` and returns the outcomes.
 fn script<L: Limiter>(initial: Policy, max_keys: usize, ops: &[Op]) -> Vec<Outcome> {
-    let mut probe = Probe::<L>::new(initial, max_keys).unwrap_or_else(|f| panic!("{f}"));
+    let mut probe = Probe::new::<L>(initial, max_keys).unwrap_or_else(|f| panic!("{f}"));
     ops.iter()
         .map(|op| {
             let outcome = probe.run(op.clone()).unwrap_or_else(|f| panic!("{f}"));

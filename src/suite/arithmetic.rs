@@ -9,7 +9,8 @@
 //!
 //! Each property drives fresh designs (a call changes state, so every alternative history gets
 //! its own limiter). Inputs are seeded by [`env::SEED`](super::env::SEED).
-use std::cell::RefCell;
+use super::subject::Subject;
+use std::cell::{Cell, RefCell};
 
 use quickcheck::{Gen, QuickCheck, TestResult};
 
@@ -23,6 +24,16 @@ const S: u64 = 1_000_000_000;
 thread_local! {
     /// The last failing input's report: after shrinking, the minimal one.
     static LAST_FAILURE: RefCell<Option<Failure>> = const { RefCell::new(None) };
+    /// The design the running property builds (quickcheck takes plain functions, which
+    /// capture nothing; it runs them on the calling thread).
+    static SUBJECT: Cell<Option<Subject>> = const { Cell::new(None) };
+}
+
+/// The design of the property running on this thread.
+fn subject() -> Result<Subject, Failure> {
+    SUBJECT
+        .with(Cell::get)
+        .ok_or_else(|| Failure::new("the property ran with no design to build"))
 }
 
 type Raw = (u64, u64, u64, u64, u64);
@@ -66,15 +77,15 @@ impl Input {
 }
 
 /// One call on a fresh design, with its trace row.
-struct Run<L> {
-    design: L,
+struct Run {
+    design: Box<dyn Limiter>,
     rows: Vec<TraceRow>,
 }
 
-impl<L: Limiter> Run<L> {
-    fn new(policy: Policy) -> Result<Self, Failure> {
+impl Run {
+    fn new(subject: Subject, policy: Policy) -> Result<Self, Failure> {
         Ok(Run {
-            design: build::<L>(policy, 4)?,
+            design: build(subject, policy, 4)?,
             rows: Vec::new(),
         })
     }
@@ -117,17 +128,18 @@ fn verdict(r: Result<TestResult, Failure>) -> TestResult {
     r.unwrap_or_else(record)
 }
 
-fn two_steps<L: Limiter>(raw: Raw, mid: u64) -> TestResult {
+fn two_steps(raw: Raw, mid: u64) -> TestResult {
     let input = Input::from_raw(raw);
     let Some(policy) = input.policy() else {
         return TestResult::discard();
     };
     let mid = mid % input.t.max(1);
     verdict((|| {
-        let mut long = Run::<L>::new(policy)?;
+        let subject = subject()?;
+        let mut long = Run::new(subject, policy)?;
         long.allow(input.spent, 0, "allowed (a new key starts full)")?;
         let one = long.allow(input.cost, input.t, "(the same as below)")?;
-        let mut split = Run::<L>::new(policy)?;
+        let mut split = Run::new(subject, policy)?;
         split.allow(input.spent, 0, "allowed (a new key starts full)")?;
         let probe = split.allow(input.capacity, mid, "rejected unless full (a probe)")?;
         if probe.allowed {
@@ -153,17 +165,18 @@ fn two_steps<L: Limiter>(raw: Raw, mid: u64) -> TestResult {
     })())
 }
 
-fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
+fn retry_tight(raw: Raw) -> TestResult {
     let input = Input::from_raw(raw);
     let Some(policy) = input.policy() else {
         return TestResult::discard();
     };
     verdict((|| {
-        let prefix = |run: &mut Run<L>| -> Result<Decision, Failure> {
+        let subject = subject()?;
+        let prefix = |run: &mut Run| -> Result<Decision, Failure> {
             run.allow(input.spent, 0, "allowed (a new key starts full)")?;
             run.allow(input.cost, input.t, "rejected with a retry estimate")
         };
-        let mut first = Run::<L>::new(policy)?;
+        let mut first = Run::new(subject, policy)?;
         let d = prefix(&mut first)?;
         if d.allowed || d.retry_after_nanos >= MAX_QUANTITY {
             return Ok(TestResult::discard());
@@ -178,7 +191,7 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
         let Some(at) = input.t.checked_add(d.retry_after_nanos) else {
             return Ok(TestResult::discard());
         };
-        let mut on_time = Run::<L>::new(policy)?;
+        let mut on_time = Run::new(subject, policy)?;
         prefix(&mut on_time)?;
         let passed = on_time.allow(input.cost, at, "allowed: the estimate has elapsed")?;
         if !passed.allowed {
@@ -188,7 +201,7 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
             ))
             .with_property_trace(on_time.rows));
         }
-        let mut early = Run::<L>::new(policy)?;
+        let mut early = Run::new(subject, policy)?;
         prefix(&mut early)?;
         let before = early.allow(input.cost, at - 1, "rejected: one nanosecond short")?;
         if before.allowed {
@@ -203,7 +216,7 @@ fn retry_tight<L: Limiter>(raw: Raw) -> TestResult {
     })())
 }
 
-fn whole_tokens<L: Limiter>(raw: Raw) -> TestResult {
+fn whole_tokens(raw: Raw) -> TestResult {
     let input = Input::from_raw(raw);
     let Some(policy) = input.policy() else {
         return TestResult::discard();
@@ -217,7 +230,8 @@ fn whole_tokens<L: Limiter>(raw: Raw) -> TestResult {
     let after = if allowed { balance - need } else { balance };
     let whole = u64::try_from(after / unit).unwrap_or(u64::MAX);
     verdict((|| {
-        let mut run = Run::<L>::new(policy)?;
+        let subject = subject()?;
+        let mut run = Run::new(subject, policy)?;
         run.allow(input.spent, 0, "allowed (a new key starts full)")?;
         let expected = format!(
             "{}, {whole} tokens left (balance {after} units)",
@@ -243,8 +257,9 @@ fn whole_tokens<L: Limiter>(raw: Raw) -> TestResult {
 /// times as many, since a property discards inputs its premise does not cover) and fails
 /// unless at least half of the requested cases actually ran: a design that makes the premise
 /// unreachable (every rejection answering `MAX_QUANTITY`, say) must not pass on zero cases.
-fn check<A: quickcheck::Testable>(property: A) -> Result<(), Failure> {
+fn check<A: quickcheck::Testable>(subject: Subject, property: A) -> Result<(), Failure> {
     LAST_FAILURE.with(|slot| slot.borrow_mut().take());
+    SUBJECT.with(|slot| slot.set(Some(subject)));
     let tests = u64::from(env::cases());
     let required = tests.div_ceil(2);
     let mut qc = QuickCheck::new()
@@ -266,16 +281,16 @@ fn check<A: quickcheck::Testable>(property: A) -> Result<(), Failure> {
 }
 
 /// `r1_refill_in_two_steps_equals_one`.
-pub(crate) fn r1_refill_in_two_steps_equals_one<L: Limiter>() -> Result<(), Failure> {
-    check(two_steps::<L> as fn(Raw, u64) -> TestResult)
+pub(crate) fn r1_refill_in_two_steps_equals_one(subject: Subject) -> Result<(), Failure> {
+    check(subject, two_steps as fn(Raw, u64) -> TestResult)
 }
 
 /// `r1_retry_after_is_tight`.
-pub(crate) fn r1_retry_after_is_tight<L: Limiter>() -> Result<(), Failure> {
-    check(retry_tight::<L> as fn(Raw) -> TestResult)
+pub(crate) fn r1_retry_after_is_tight(subject: Subject) -> Result<(), Failure> {
+    check(subject, retry_tight as fn(Raw) -> TestResult)
 }
 
 /// `r1_whole_tokens_floor_the_balance`.
-pub(crate) fn r1_whole_tokens_floor_the_balance<L: Limiter>() -> Result<(), Failure> {
-    check(whole_tokens::<L> as fn(Raw) -> TestResult)
+pub(crate) fn r1_whole_tokens_floor_the_balance(subject: Subject) -> Result<(), Failure> {
+    check(subject, whole_tokens as fn(Raw) -> TestResult)
 }

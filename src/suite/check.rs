@@ -1,6 +1,6 @@
 use serde::Serialize;
 
-use crate::Limiter;
+use super::subject::Subject;
 
 use super::{arithmetic, concurrency, properties, scenarios, Failure, Mistake};
 use crate::{Invariant, Requirement};
@@ -147,9 +147,9 @@ macro_rules! __suite_checks_apply {
         ];
 
         /// Runs the check called `name` on `L`; `None` when there is no such check.
-        pub(crate) fn dispatch<L: Limiter>(name: &str) -> Option<Result<(), Failure>> {
+        pub(crate) fn dispatch(subject: Subject, name: &str) -> Option<Result<(), Failure>> {
             match name {
-                $( stringify!($name) => Some($module::$name::<L>()), )*
+                $( stringify!($name) => Some($module::$name(subject)), )*
                 _ => None,
             }
         }

@@ -10,6 +10,7 @@
 //! are raw `std::sync` and so are never perturbed (`RATELIMIT_LAB_ROUNDS` rounds: a race
 //! shows in some rounds, so such a design is caught with a probability, not always, and the
 //! failure says in how many of the rounds the race showed).
+use super::subject::Subject;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -39,17 +40,19 @@ fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> thread::J
 }
 
 /// A design shared by a round's threads, and the logical clock stamping their calls.
-struct Round<L> {
-    design: Arc<L>,
+struct Round {
+    subject: Subject,
+    design: Arc<dyn Limiter>,
     clock: Arc<AtomicU64>,
     policy: Policy,
     max_keys: usize,
 }
 
-impl<L: Limiter> Round<L> {
-    fn new(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
+impl Round {
+    fn new(subject: Subject, policy: Policy, max_keys: usize) -> Result<Self, Failure> {
         Ok(Round {
-            design: Arc::new(build::<L>(policy, max_keys)?),
+            subject,
+            design: Arc::from(build(subject, policy, max_keys)?),
             clock: Arc::new(AtomicU64::new(0)),
             policy,
             max_keys,
@@ -57,7 +60,12 @@ impl<L: Limiter> Round<L> {
     }
 
     /// Runs `op` once, stamped.
-    fn call(design: &L, clock: &AtomicU64, thread: usize, op: Op) -> Result<Event, Failure> {
+    fn call(
+        design: &dyn Limiter,
+        clock: &AtomicU64,
+        thread: usize,
+        op: Op,
+    ) -> Result<Event, Failure> {
         let invoked = clock.fetch_add(1, Ordering::SeqCst);
         let outcome = guarded(|| op.run_on(design)).map_err(|msg| {
             Failure::new(format!("thread {thread}: {op} panicked: {msg}")).as_panic()
@@ -75,7 +83,7 @@ impl<L: Limiter> Round<L> {
     /// Runs `ops` in order on the calling thread (thread 0: the init and post parts).
     fn sequential(&self, ops: Vec<Op>) -> Result<Vec<Event>, Failure> {
         ops.into_iter()
-            .map(|op| Self::call(&self.design, &self.clock, 0, op))
+            .map(|op| Self::call(&*self.design, &self.clock, 0, op))
             .collect()
     }
 
@@ -91,7 +99,7 @@ impl<L: Limiter> Round<L> {
                 spawn(move || {
                     barrier.wait();
                     ops.into_iter()
-                        .map(|op| Self::call(&design, &clock, i + 1, op))
+                        .map(|op| Self::call(&*design, &clock, i + 1, op))
                         .collect::<Result<Vec<Event>, Failure>>()
                 })
             })
@@ -132,7 +140,7 @@ impl<L: Limiter> Round<L> {
         // atomic".
         let mut in_order: Vec<&Event> = history.iter().collect();
         in_order.sort_by_key(|e| e.invoked);
-        let mut probe = super::Probe::<L>::new(self.policy, self.max_keys)?;
+        let mut probe = super::Probe::of(self.subject, self.policy, self.max_keys)?;
         for e in in_order {
             if let Err(f) = probe.run(e.op.clone()) {
                 return Err(Failure {
@@ -222,13 +230,13 @@ fn stress(
 
 /// Twenty threads each spend one token at t = 0 from capacity ten: exactly ten pass, and the
 /// history linearizes.
-pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure> {
-    races::r2_twenty_contenders_ten_pass::<L>()?;
+pub(crate) fn r2_twenty_contenders_ten_pass(subject: Subject) -> Result<(), Failure> {
+    races::r2_twenty_contenders_ten_pass(subject)?;
     if Backend::current().is_controlled() {
         return Ok(());
     }
     stress((env::rounds() / 4).max(1), |round, explain| {
-        let r = Round::<L>::new(policy(1, 10, 2)?, 4)?;
+        let r = Round::new(subject, policy(1, 10, 2)?, 4)?;
         let events = r.parallel((0..20).map(|_| vec![allow("k", 1, 0)]).collect())?;
         let passed = events.iter().filter(|e| allowed(e)).count();
         if passed != 10 {
@@ -251,14 +259,14 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
 
 /// Threads spend mixed costs at one instant; the admitted costs must add up to exactly what
 /// the bucket lost, which a sequential probe then reads back.
-pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure> {
-    races::i2_each_cost_is_deducted_once::<L>()?;
+pub(crate) fn i2_each_cost_is_deducted_once(subject: Subject) -> Result<(), Failure> {
+    races::i2_each_cost_is_deducted_once(subject)?;
     if Backend::current().is_controlled() {
         return Ok(());
     }
     let mut rng = env::seed() ^ 0x12;
     stress(env::rounds(), |round, explain| {
-        let r = Round::<L>::new(policy(1, 10, 1)?, 4)?;
+        let r = Round::new(subject, policy(1, 10, 1)?, 4)?;
         let per_thread: Vec<Vec<Op>> = (0..4)
             .map(|_| {
                 (0..2)
@@ -303,14 +311,14 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
 
 /// Threads race to create distinct keys under a small bound: exactly `max_keys` succeed and
 /// the rest get `KeyCapacityReached`.
-pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<(), Failure> {
-    races::i3_concurrent_new_keys_respect_max_keys::<L>()?;
+pub(crate) fn i3_concurrent_new_keys_respect_max_keys(subject: Subject) -> Result<(), Failure> {
+    races::i3_concurrent_new_keys_respect_max_keys(subject)?;
     if Backend::current().is_controlled() {
         return Ok(());
     }
     let keys = ["a", "b", "c", "d", "e", "f"];
     stress((env::rounds() / 2).max(1), |round, _| {
-        let r = Round::<L>::new(policy(1, 3, 1)?, 3)?;
+        let r = Round::new(subject, policy(1, 3, 1)?, 3)?;
         let events = r.parallel(keys.iter().map(|k| vec![allow(k, 1, 0)]).collect())?;
         let created = events.iter().filter(|e| allowed(e)).count();
         let refused = events
@@ -336,8 +344,8 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
 
 /// Random rounds of mixed calls on real threads, each history (init, parallel and post parts)
 /// checked for linearizability.
-pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Failure> {
-    races::r2_concurrent_histories_linearize::<L>()?;
+pub(crate) fn r2_concurrent_histories_linearize(subject: Subject) -> Result<(), Failure> {
+    races::r2_concurrent_histories_linearize(subject)?;
     if Backend::current().is_controlled() {
         return Ok(());
     }
@@ -351,7 +359,7 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
         let rate = [1, 2, 1_000_000_000][next(3) as usize];
         let max_keys = 1 + next(2) as usize;
         let start = policy(1, capacity, rate)?;
-        let r = Round::<L>::new(start, max_keys)?;
+        let r = Round::new(subject, start, max_keys)?;
         let t = 1 + next(2);
         let mut init = vec![allow("a", 1 + next(capacity), 0)];
         if next(2) == 0 {
@@ -423,7 +431,8 @@ fn undone_spends(events: &[Event], probes: &[Event]) -> Vec<String> {
 /// with `yield_now` in the gap) finds no other runnable thread on its core and takes the lock
 /// back before a spender blocked on it wakes up, so with a single spender the race showed
 /// mainly when something else loaded the machine.
-fn maintenance_never_undoes_a_spend<L: Limiter>(
+fn maintenance_never_undoes_a_spend(
+    subject: Subject,
     what: &str,
     maintain: impl Fn(u64) -> Op + Send + Sync + 'static,
 ) -> Result<(), Failure> {
@@ -436,7 +445,7 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
         // can slip into the gap between them; many keys make the gap's neighbours long.
         let n = [1usize, 2, 4, 8, 24][(round % 5) as usize];
         let keys: Vec<String> = (0..n).map(|i| format!("k{i:02}")).collect();
-        let r = Round::<L>::new(policy(1, 3, 1)?, n)?;
+        let r = Round::new(subject, policy(1, 3, 1)?, n)?;
         r.sequential(keys.iter().map(|k| allow(k, 3, 0)).collect())?;
         let started = Arc::new(AtomicBool::new(false));
         let done = Arc::new(AtomicBool::new(false));
@@ -451,7 +460,12 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
                     let mut events = Vec::new();
                     for key in order.iter().cycle() {
                         started.store(true, Ordering::SeqCst);
-                        events.push(Round::<L>::call(&design, &clock, s + 2, allow(key, 1, T))?);
+                        events.push(Round::call(
+                            design.as_ref(),
+                            &clock,
+                            s + 2,
+                            allow(key, 1, T),
+                        )?);
                         if done.load(Ordering::SeqCst) {
                             break;
                         }
@@ -463,7 +477,7 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
         while !started.load(Ordering::SeqCst) {
             thread::yield_now();
         }
-        let maintenance = Round::<L>::call(&r.design, &r.clock, 1, maintain(T));
+        let maintenance = Round::call(r.design.as_ref(), &r.clock, 1, maintain(T));
         done.store(true, Ordering::SeqCst);
         let mut events = Vec::new();
         for spender in spenders {
@@ -497,22 +511,22 @@ fn maintenance_never_undoes_a_spend<L: Limiter>(
 }
 
 /// `evict_full` racing spends never drops a bucket that a spend emptied in between.
-pub(crate) fn r3_eviction_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
-    races::r3_eviction_never_undoes_a_spend::<L>()?;
+pub(crate) fn r3_eviction_never_undoes_a_spend(subject: Subject) -> Result<(), Failure> {
+    races::r3_eviction_never_undoes_a_spend(subject)?;
     if Backend::current().is_controlled() {
         return Ok(());
     }
-    maintenance_never_undoes_a_spend::<L>("evict_full", |now| Op::EvictFull { now })
+    maintenance_never_undoes_a_spend(subject, "evict_full", |now| Op::EvictFull { now })
 }
 
 /// `replace_policy` racing spends never publishes balances read before a spend.
-pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
-    races::r4_cutover_never_undoes_a_spend::<L>()?;
+pub(crate) fn r4_cutover_never_undoes_a_spend(subject: Subject) -> Result<(), Failure> {
+    races::r4_cutover_never_undoes_a_spend(subject)?;
     if Backend::current().is_controlled() {
         return Ok(());
     }
     let next = policy(2, 3, 1)?;
-    maintenance_never_undoes_a_spend::<L>("replace_policy", move |now| Op::ReplacePolicy {
+    maintenance_never_undoes_a_spend(subject, "replace_policy", move |now| Op::ReplacePolicy {
         next,
         expected_version: 1,
         now,

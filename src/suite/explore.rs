@@ -13,6 +13,7 @@
 //! counter and every lock a design takes from `ratelimit_lab::sync` belong to the controlled
 //! scheduler, so running `execute` and `judge` inside `loom::model` or a shuttle runner
 //! explores the scenario's interleavings deterministically.
+use super::subject::Subject;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +76,16 @@ pub fn execute<L: Limiter>(scenario: &Scenario) -> Execution {
 /// What went wrong: `L::new` refused the scenario, or the design panicked (the first panic,
 /// with the call it happened in).
 pub fn try_execute<L: Limiter>(scenario: &Scenario) -> Result<Execution, String> {
-    let design = match guarded(|| L::new(scenario.policy, scenario.max_keys)) {
+    try_execute_subject(Subject::of::<L>(), scenario)
+}
+
+/// [`try_execute`] on a design given as a [`Subject`].
+///
+/// # Errors
+///
+/// As [`try_execute`].
+pub fn try_execute_subject(subject: Subject, scenario: &Scenario) -> Result<Execution, String> {
+    let design = match guarded(|| subject.build(scenario.policy, scenario.max_keys)) {
         Ok(Ok(design)) => Arc::new(design),
         Ok(Err(e)) => return Err(format!("the design refused {:?}: {e}", scenario.policy)),
         Err(panic) => {
@@ -86,7 +96,7 @@ pub fn try_execute<L: Limiter>(scenario: &Scenario) -> Result<Execution, String>
         }
     };
     let clock = Arc::new(AtomicU64::new(0));
-    let call = |design: &L, clock: &AtomicU64, thread: usize, op: &Op| {
+    let call = |design: &dyn Limiter, clock: &AtomicU64, thread: usize, op: &Op| {
         let invoked = clock.fetch_add(1, Ordering::SeqCst);
         let outcome = guarded(|| op.run_on(design))
             .map_err(|panic| format!("{op} panicked on thread {thread}: {panic}"))?;
@@ -102,7 +112,7 @@ pub fn try_execute<L: Limiter>(scenario: &Scenario) -> Result<Execution, String>
     let mut history: Vec<Event> = scenario
         .init
         .iter()
-        .map(|op| call(&design, &clock, 0, op))
+        .map(|op| call(&**design, &clock, 0, op))
         .collect::<Result<_, String>>()?;
     let handles: Vec<_> = scenario
         .threads
@@ -112,7 +122,7 @@ pub fn try_execute<L: Limiter>(scenario: &Scenario) -> Result<Execution, String>
             let (design, clock, ops) = (Arc::clone(&design), Arc::clone(&clock), ops.clone());
             thread::spawn(move || {
                 ops.iter()
-                    .map(|op| call(&design, &clock, i + 1, op))
+                    .map(|op| call(&**design, &clock, i + 1, op))
                     .collect::<Result<Vec<Event>, String>>()
             })
         })
@@ -133,7 +143,7 @@ pub fn try_execute<L: Limiter>(scenario: &Scenario) -> Result<Execution, String>
         return Err(why);
     }
     for op in &scenario.post {
-        history.push(call(&design, &clock, 0, op)?);
+        history.push(call(&**design, &clock, 0, op)?);
     }
     let snapshot =
         guarded(|| design.snapshot()).map_err(|panic| format!("snapshot() panicked: {panic}"))?;
@@ -201,7 +211,20 @@ pub fn judge(scenario: &Scenario, execution: &Execution) -> Result<(), String> {
 /// The first difference from the specification, as the probe explains it, with a trace that
 /// the suite's diagnosis can replay.
 pub fn run_sequentially<L: Limiter>(scenario: &Scenario, pick: &[usize]) -> Result<(), Failure> {
-    let mut probe = Probe::<L>::new(scenario.policy, scenario.max_keys)?;
+    run_sequentially_subject(Subject::of::<L>(), scenario, pick)
+}
+
+/// [`run_sequentially`] on a design given as a [`Subject`].
+///
+/// # Errors
+///
+/// As [`run_sequentially`].
+pub fn run_sequentially_subject(
+    subject: Subject,
+    scenario: &Scenario,
+    pick: &[usize],
+) -> Result<(), Failure> {
+    let mut probe = Probe::of(subject, scenario.policy, scenario.max_keys)?;
     let mut next = vec![0usize; scenario.threads.len()];
     let parallel: Vec<Op> = pick
         .iter()

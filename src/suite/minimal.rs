@@ -7,8 +7,8 @@
 //! Only traces the plain differential probe fails on are shrunk (a check's own assertion
 //! beyond the probe, or a panic, is kept as it was), so a shrunk trace is always one a
 //! person can replay against the specification step by step.
+use super::subject::Subject;
 use crate::model::Op;
-use crate::Limiter;
 
 use super::failure::Failure;
 use super::probe::Probe;
@@ -17,7 +17,7 @@ use super::probe::Probe;
 const MAX_STEPS: usize = 64;
 
 /// `failure`, with its trace shrunk when a shorter or simpler one fails at the same call.
-pub(crate) fn shrunk<L: Limiter>(failure: Failure) -> Failure {
+pub(crate) fn shrunk(subject: Subject, failure: Failure) -> Failure {
     let Some(replay) = failure.replay.clone() else {
         return failure;
     };
@@ -37,8 +37,9 @@ pub(crate) fn shrunk<L: Limiter>(failure: Failure) -> Failure {
         snapshot_only(f) == snapshot_only(&failure)
             && (failure.mistake.is_none() || f.mistake == failure.mistake)
     };
-    let fails =
-        |ops: &[Op]| fails_at_last::<L>(replay.policy, replay.max_keys, ops).filter(|f| same(f));
+    let fails = |ops: &[Op]| {
+        fails_at_last(subject, replay.policy, replay.max_keys, ops).filter(|f| same(f))
+    };
     // The whole trace must fail through the probe at its last call, or there is nothing
     // this can shrink faithfully.
     let Some(mut best) = fails(&ops) else {
@@ -94,12 +95,13 @@ pub(crate) fn shrunk<L: Limiter>(failure: Failure) -> Failure {
 
 /// The probe's failure when `ops`, run on a fresh design and specification, first depart at
 /// the last call; `None` when they agree throughout, depart earlier, or the design panics.
-fn fails_at_last<L: Limiter>(
+fn fails_at_last(
+    subject: Subject,
     policy: crate::Policy,
     max_keys: usize,
     ops: &[Op],
 ) -> Option<Failure> {
-    let mut probe = Probe::<L>::new(policy, max_keys).ok()?;
+    let mut probe = Probe::of(subject, policy, max_keys).ok()?;
     for (i, op) in ops.iter().enumerate() {
         if let Err(f) = probe.run(op.clone()) {
             return (i + 1 == ops.len() && !f.panicked).then_some(f);
@@ -173,8 +175,8 @@ mod tests {
     }
 
     /// The trace the probe builds for `ops`, as its failure.
-    fn failing<L: Limiter>(policy: Policy, ops: &[Op]) -> Failure {
-        let mut probe = Probe::<L>::new(policy, 8).expect("builds");
+    fn failing(subject: Subject, policy: Policy, ops: &[Op]) -> Failure {
+        let mut probe = Probe::of(subject, policy, 8).expect("builds");
         for op in ops {
             if let Err(f) = probe.run(op.clone()) {
                 return f;
@@ -194,9 +196,9 @@ mod tests {
             allow("k", 1, 400_000_000),
             allow("k", 1, 400_000_000),
         ];
-        let before = failing::<FloorRetryEstimate>(policy, &ops);
+        let before = failing(Subject::of::<FloorRetryEstimate>(), policy, &ops);
         assert_eq!(before.trace.len(), 5);
-        let after = shrunk::<FloorRetryEstimate>(before);
+        let after = shrunk(Subject::of::<FloorRetryEstimate>(), before);
         let replay = after.replay.as_ref().expect("a replay");
         assert!(replay.ops.len() <= 2, "{:?}", replay.ops);
         assert!(
@@ -208,7 +210,9 @@ mod tests {
             "{:?}",
             after.detail
         );
-        assert!(fails_at_last::<FloorRetryEstimate>(policy, 8, &replay.ops).is_some());
+        assert!(
+            fails_at_last(Subject::of::<FloorRetryEstimate>(), policy, 8, &replay.ops).is_some()
+        );
     }
 
     #[test]
@@ -222,7 +226,7 @@ mod tests {
             observed: Vec::new(),
             snapshot: None,
         });
-        let kept = shrunk::<TokenBucket>(f.clone());
+        let kept = shrunk(Subject::of::<TokenBucket>(), f.clone());
         assert_eq!(kept, f);
     }
 }

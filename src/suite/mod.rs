@@ -63,6 +63,7 @@ mod runner;
 pub mod running;
 mod scenarios;
 pub mod schedule;
+pub mod subject;
 mod test_code;
 pub mod unfinished;
 
@@ -73,6 +74,7 @@ pub use failure::{Failure, Replay, TraceRow};
 pub use probe::Probe;
 pub use report::{cargo_in_this_mode, collect, rerun, write_reports, Report};
 pub use runner::{run_check, run_check_within, CheckResult, Status};
+pub use subject::Subject;
 
 use crate::Limiter;
 
@@ -91,11 +93,17 @@ use crate::Limiter;
 /// }
 /// ```
 pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
+    let subject = Subject::of::<L>();
     Report {
         results: CHECKS
             .iter()
             .filter(|c| c.kind == Kind::Concurrency)
-            .map(|c| (c.name.to_string(), run_check::<L>(c.name, suspects)))
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    runner::run_subject(subject, c.name, env::timeout(), suspects),
+                )
+            })
             .collect(),
         rerun_command: None,
         wall: None,
@@ -105,10 +113,20 @@ pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
 /// Runs every check on `L` in suite order and returns the report; sequential failures are
 /// diagnosed against `suspects`.
 pub fn grade<L: Limiter>(suspects: &[Suspect]) -> Report {
+    grade_subject(Subject::of::<L>(), suspects)
+}
+
+/// [`grade`] on a design given as a [`Subject`].
+pub fn grade_subject(subject: Subject, suspects: &[Suspect]) -> Report {
     Report {
         results: CHECKS
             .iter()
-            .map(|c| (c.name.to_string(), run_check::<L>(c.name, suspects)))
+            .map(|c| {
+                (
+                    c.name.to_string(),
+                    runner::run_subject(subject, c.name, env::timeout(), suspects),
+                )
+            })
             .collect(),
         rerun_command: None,
         wall: None,

@@ -1,6 +1,7 @@
 //! The differential runner behind every sequential check: each operation goes to the design
 //! and to the specification, and both answers, the black-box invariants and (for designs
 //! with a [`Snapshot`]) the white-box ones are compared after every step.
+use super::subject::Subject;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -26,8 +27,12 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 }
 
 /// Builds a design, reporting an error or a panic as a failure.
-pub(crate) fn build<L: Limiter>(policy: Policy, max_keys: usize) -> Result<L, Failure> {
-    match guarded(|| L::new(policy, max_keys)) {
+pub(crate) fn build(
+    subject: Subject,
+    policy: Policy,
+    max_keys: usize,
+) -> Result<Box<dyn Limiter>, Failure> {
+    match guarded(|| subject.build(policy, max_keys)) {
         Ok(Ok(design)) => Ok(design),
         Ok(Err(e)) => Err(Failure::new(format!(
             "new({policy:?}, max_keys {max_keys}) returned the error \"{e}\"; the specification builds a limiter"
@@ -45,26 +50,44 @@ pub(crate) fn build<L: Limiter>(policy: Policy, max_keys: usize) -> Result<L, Fa
 /// I3 and the stored state's equivalence to the specification's (same keys, policy and
 /// observed time, same balance at that time). The first difference is a [`Failure`] with the
 /// whole trace so far, replayable.
-#[derive(Debug)]
-pub struct Probe<L> {
-    design: L,
+pub struct Probe {
+    design: Box<dyn Limiter>,
     model: Model,
     rows: Vec<TraceRow>,
     replay: Replay,
 }
 
-impl<L: Limiter> Probe<L> {
-    /// A fresh design and specification under `policy` and `max_keys`.
+impl std::fmt::Debug for Probe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Probe")
+            .field("model", &self.model)
+            .field("rows", &self.rows)
+            .field("replay", &self.replay)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Probe {
+    /// A fresh `L` and specification under `policy` and `max_keys`.
     ///
     /// # Errors
     ///
     /// A failure when the design's `new` returns an error or panics (or `max_keys` is `0`,
     /// which the specification refuses).
-    pub fn new(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
+    pub fn new<L: Limiter>(policy: Policy, max_keys: usize) -> Result<Self, Failure> {
+        Probe::of(Subject::of::<L>(), policy, max_keys)
+    }
+
+    /// [`Probe::new`] for a design given as a [`Subject`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Probe::new`].
+    pub fn of(subject: Subject, policy: Policy, max_keys: usize) -> Result<Self, Failure> {
         let model = Model::new(policy, max_keys)
             .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))?;
         Ok(Probe {
-            design: build::<L>(policy, max_keys)?,
+            design: build(subject, policy, max_keys)?,
             model,
             rows: Vec::new(),
             replay: Replay {
@@ -117,8 +140,8 @@ impl<L: Limiter> Probe<L> {
     }
 
     /// The design under test.
-    pub fn design(&self) -> &L {
-        &self.design
+    pub fn design(&self) -> &dyn Limiter {
+        self.design.as_ref()
     }
 
     /// Runs `op` on both sides and checks everything observable afterwards; returns the
@@ -130,7 +153,7 @@ impl<L: Limiter> Probe<L> {
     pub fn run(&mut self, op: Op) -> Result<Outcome, Failure> {
         let before = self.snapshot()?;
         let spec_keys: Vec<String> = self.model.buckets().keys().cloned().collect();
-        let got = guarded(|| op.run_on(&self.design));
+        let got = guarded(|| op.run_on(&*self.design));
         let expected = self.model.apply(&op);
         let step = self.rows.len() + 1;
         let mut expected_text = expected.to_string();
@@ -430,12 +453,13 @@ fn retry_note(e: &Decision, g: &Decision) -> String {
 }
 
 /// The error the specification gives for a misbuilt limiter.
-pub(crate) fn expect_new_error<L: Limiter>(
+pub(crate) fn expect_new_error(
+    subject: Subject,
     policy: Policy,
     max_keys: usize,
     want: LimitError,
 ) -> Result<(), Failure> {
-    match guarded(|| L::new(policy, max_keys)) {
+    match guarded(|| subject.build(policy, max_keys)) {
         Ok(Err(e)) if e == want => Ok(()),
         Ok(Err(e)) => Err(Failure::new(format!(
             "new({policy:?}, max_keys {max_keys}) returned {e:?}; the specification says {want:?}"
@@ -474,7 +498,7 @@ mod tests {
     fn an_eviction_row_names_the_keys_removed_on_both_sides() {
         let policy = Policy::new(1, 10, 2).expect("valid");
         let mut probe =
-            Probe::<crate::reference::TokenBucket>::new(policy, 8).expect("the reference builds");
+            Probe::new::<crate::reference::TokenBucket>(policy, 8).expect("the reference builds");
         for (key, cost) in [("a", 10), ("b", 1), ("c", 1)] {
             probe.allow(key, cost, 0).expect("the reference agrees");
         }

@@ -4,17 +4,16 @@
 //! Runs are deterministic (a fixed seed) so that every learner gets the same grade for the
 //! same design; `RATELIMIT_LAB_SEED` changes the seed and `RATELIMIT_LAB_CASES` the number
 //! of cases.
+use super::subject::Subject;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestError, TestRng, TestRunner};
-
-use crate::Limiter;
 
 use super::generate::{case, Case, Mix, ADMISSIONS, CUTOVERS, EVICTIONS, EXTREMES};
 use super::probe::Probe;
 use super::{env, Failure};
 
-fn replay<L: Limiter>(case: &Case) -> Result<(), Failure> {
-    let mut probe = Probe::<L>::new(case.policy, case.max_keys)?;
+fn replay(subject: Subject, case: &Case) -> Result<(), Failure> {
+    let mut probe = Probe::of(subject, case.policy, case.max_keys)?;
     for op in &case.ops {
         probe.run(op.clone())?;
     }
@@ -31,16 +30,16 @@ fn config() -> Config {
 }
 
 /// Runs one family of sequences; on failure, the shrunk sequence's trace.
-fn run<L: Limiter>(mix: Mix) -> Result<(), Failure> {
+fn run(subject: Subject, mix: Mix) -> Result<(), Failure> {
     let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &env::seed_bytes());
     let mut runner = TestRunner::new_with_rng(config(), rng);
     let result = runner.run(&case(mix), |case| {
-        replay::<L>(&case).map_err(|f| TestCaseError::fail(f.summary))
+        replay(subject, &case).map_err(|f| TestCaseError::fail(f.summary))
     });
     match result {
         Ok(()) => Ok(()),
         Err(TestError::Fail(_, minimal)) => {
-            let failure = match replay::<L>(&minimal) {
+            let failure = match replay(subject, &minimal) {
                 Err(f) => f,
                 Ok(()) => Failure::new(
                     "a generated sequence failed, but the shrunk one passed when replayed: the design is not deterministic for the same calls",
@@ -65,21 +64,21 @@ fn run<L: Limiter>(mix: Mix) -> Result<(), Failure> {
 }
 
 /// `r1_random_admissions_match_the_model`.
-pub(crate) fn r1_random_admissions_match_the_model<L: Limiter>() -> Result<(), Failure> {
-    run::<L>(ADMISSIONS)
+pub(crate) fn r1_random_admissions_match_the_model(subject: Subject) -> Result<(), Failure> {
+    run(subject, ADMISSIONS)
 }
 
 /// `r3_random_evictions_match_the_model`.
-pub(crate) fn r3_random_evictions_match_the_model<L: Limiter>() -> Result<(), Failure> {
-    run::<L>(EVICTIONS)
+pub(crate) fn r3_random_evictions_match_the_model(subject: Subject) -> Result<(), Failure> {
+    run(subject, EVICTIONS)
 }
 
 /// `r4_random_cutovers_match_the_model`.
-pub(crate) fn r4_random_cutovers_match_the_model<L: Limiter>() -> Result<(), Failure> {
-    run::<L>(CUTOVERS)
+pub(crate) fn r4_random_cutovers_match_the_model(subject: Subject) -> Result<(), Failure> {
+    run(subject, CUTOVERS)
 }
 
 /// `i1_extreme_sequences_stay_exact`.
-pub(crate) fn i1_extreme_sequences_stay_exact<L: Limiter>() -> Result<(), Failure> {
-    run::<L>(EXTREMES)
+pub(crate) fn i1_extreme_sequences_stay_exact(subject: Subject) -> Result<(), Failure> {
+    run(subject, EXTREMES)
 }

@@ -5,6 +5,7 @@
 //!
 //! Sizes fit the backend: loom explores at most four threads besides the main one, so the
 //! seed's twenty contenders become three at capacity two there; shuttle runs the twenty.
+use super::subject::Subject;
 use crate::model::Op;
 use crate::Decision;
 
@@ -13,7 +14,6 @@ use super::env;
 use super::explore::{Execution, Scenario};
 use super::schedule::{explore, Backend};
 use super::Failure;
-use crate::Limiter;
 
 const SECOND: u64 = 1_000_000_000;
 
@@ -36,7 +36,7 @@ fn nothing_more(_: &Scenario, _: &Execution) -> Result<(), String> {
 
 /// `r2_twenty_contenders_ten_pass`: unit requests at t=0 from a full bucket of half as many
 /// tokens; exactly half pass.
-pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure> {
+pub(crate) fn r2_twenty_contenders_ten_pass(subject: Subject) -> Result<(), Failure> {
     let (threads, capacity) = match Backend::current() {
         Backend::Loom => (3, 2),
         _ => (20, 10),
@@ -60,12 +60,12 @@ pub(crate) fn r2_twenty_contenders_ten_pass<L: Limiter>() -> Result<(), Failure>
             ))
         }
     }
-    explore::<L>(&scenario, half_pass)
+    explore(subject, &scenario, half_pass)
 }
 
 /// `i2_each_cost_is_deducted_once`: two threads spend mixed costs at one instant; a later
 /// spend reads what is left.
-pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure> {
+pub(crate) fn i2_each_cost_is_deducted_once(subject: Subject) -> Result<(), Failure> {
     let scenarios = [
         Scenario {
             policy: policy(1, 3, 1)?,
@@ -87,12 +87,12 @@ pub(crate) fn i2_each_cost_is_deducted_once<L: Limiter>() -> Result<(), Failure>
     ];
     scenarios
         .iter()
-        .try_for_each(|s| explore::<L>(s, nothing_more))
+        .try_for_each(|s| explore(subject, s, nothing_more))
 }
 
 /// `i3_concurrent_new_keys_respect_max_keys`: two new keys race for the last slot; the key
 /// count is read while they race and after.
-pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<(), Failure> {
+pub(crate) fn i3_concurrent_new_keys_respect_max_keys(subject: Subject) -> Result<(), Failure> {
     let scenarios = [
         Scenario {
             policy: policy(1, 10, 2)?,
@@ -114,12 +114,12 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys<L: Limiter>() -> Result<()
     ];
     scenarios
         .iter()
-        .try_for_each(|s| explore::<L>(s, nothing_more))
+        .try_for_each(|s| explore(subject, s, nothing_more))
 }
 
 /// `r3_eviction_never_undoes_a_spend`: `evict_full` races a spend of a bucket that is full
 /// at that instant; a later spend shows whether the spend survived.
-pub(crate) fn r3_eviction_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
+pub(crate) fn r3_eviction_never_undoes_a_spend(subject: Subject) -> Result<(), Failure> {
     let scenarios = [
         Scenario {
             policy: policy(1, 1, 1)?,
@@ -144,12 +144,12 @@ pub(crate) fn r3_eviction_never_undoes_a_spend<L: Limiter>() -> Result<(), Failu
     ];
     scenarios
         .iter()
-        .try_for_each(|s| explore::<L>(s, nothing_more))
+        .try_for_each(|s| explore(subject, s, nothing_more))
 }
 
 /// `r4_cutover_never_undoes_a_spend`: `replace_policy` races a spend (the seed's worked
 /// example 2 at its cutover instant), and two cutovers from one version race each other.
-pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failure> {
+pub(crate) fn r4_cutover_never_undoes_a_spend(subject: Subject) -> Result<(), Failure> {
     let scenarios = [
         Scenario {
             policy: policy(1, 10, 2)?,
@@ -186,17 +186,17 @@ pub(crate) fn r4_cutover_never_undoes_a_spend<L: Limiter>() -> Result<(), Failur
     ];
     scenarios
         .iter()
-        .try_for_each(|s| explore::<L>(s, nothing_more))
+        .try_for_each(|s| explore(subject, s, nothing_more))
 }
 
 /// `r2_concurrent_histories_linearize`: the seed's named races that the other checks do not
 /// stage (the last token with two and with three contenders; calls on different keys whose
 /// times must stay globally monotonic), then generated scenarios (an init part, two threads
 /// of one to three calls over two keys with their own times, a post part), each explored.
-pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Failure> {
+pub(crate) fn r2_concurrent_histories_linearize(subject: Subject) -> Result<(), Failure> {
     named_races()?
         .iter()
-        .try_for_each(|s| explore::<L>(s, nothing_more))?;
+        .try_for_each(|s| explore(subject, s, nothing_more))?;
     // Loom's exhaustive search costs the most per scenario; on real threads each scenario
     // runs its executions with sleeps in them.
     let count = match Backend::current() {
@@ -205,7 +205,7 @@ pub(crate) fn r2_concurrent_histories_linearize<L: Limiter>() -> Result<(), Fail
         Backend::Shuttle => 24,
     };
     let mut rng = Rng(env::seed() ^ 0x7a11);
-    (0..count).try_for_each(|_| explore::<L>(&generated(&mut rng)?, nothing_more))
+    (0..count).try_for_each(|_| explore(subject, &generated(&mut rng)?, nothing_more))
 }
 
 /// The named races of [`r2_concurrent_histories_linearize`].

@@ -1,5 +1,6 @@
 //! Runs one check in isolation: on its own thread, with a time limit, with panics caught, so
 //! that a panicking or hanging design fails that check and nothing else.
+use super::subject::Subject;
 use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -12,7 +13,7 @@ use super::check::{dispatch, find, CheckInfo, Kind};
 use super::counterexample::Counterexample;
 use super::diagnosis::{diagnose, Suspect};
 use super::probe::guarded;
-use super::schedule::{in_execution, replay, set_current_check, Backend};
+use super::schedule::{in_execution, replay_subject, set_current_check, Backend};
 use super::{env, Failure};
 
 /// How a check ended.
@@ -158,11 +159,21 @@ fn requirement_hint(requirement: super::Requirement) -> String {
 /// An unknown name fails with a message listing the known ones; a panic anywhere in the
 /// check fails it with the panic's message.
 pub fn run_check<L: Limiter>(name: &str, suspects: &[Suspect]) -> CheckResult {
-    run_check_within::<L>(name, env::timeout(), suspects)
+    run_subject(Subject::of::<L>(), name, env::timeout(), suspects)
 }
 
 /// [`run_check`] with an explicit time limit instead of the environment's.
 pub fn run_check_within<L: Limiter>(
+    name: &str,
+    limit: Duration,
+    suspects: &[Suspect],
+) -> CheckResult {
+    run_subject(Subject::of::<L>(), name, limit, suspects)
+}
+
+/// [`run_check_within`] on a design given as a [`Subject`].
+pub(crate) fn run_subject(
+    subject: Subject,
     name: &str,
     limit: Duration,
     suspects: &[Suspect],
@@ -197,12 +208,12 @@ pub fn run_check_within<L: Limiter>(
             set_current_check(owned);
             let result = if check_kind == Kind::Concurrency {
                 match replay_file(owned) {
-                    Some(Ok((cx, file))) => guarded(|| Some(replay::<L>(&cx, &file))),
+                    Some(Ok((cx, file))) => guarded(|| Some(replay_subject(subject, &cx, &file))),
                     Some(Err(failure)) => Ok(Some(Err(failure))),
-                    None => guarded(|| dispatch::<L>(owned)),
+                    None => guarded(|| dispatch(subject, owned)),
                 }
             } else {
-                sequential::<L>(owned)
+                sequential(subject, owned)
             };
             let place = if quiet {
                 super::quiet_panics::end()
@@ -251,7 +262,7 @@ pub fn run_check_within<L: Limiter>(
         // answer in time the failure stands undiagnosed.
         Status::Failed(failure) => {
             let (list, kept) = (suspects.to_vec(), failure.clone());
-            let design = super::behaviour::boxed::<L>;
+            let design = subject.builder();
             let (tx, rx) = mpsc::channel();
             let spawned = thread::Builder::new()
                 .name(format!("diagnosis of {owned}"))
@@ -341,11 +352,11 @@ type Dispatched = Result<Option<Result<(), Failure>>, String>;
 
 /// Runs the sequential check `name`; a fixed scenario's failure comes with its trace shrunk
 /// (see [`minimal`](super::minimal)).
-fn dispatch_minimal<L: Limiter>(name: &str) -> Option<Result<(), Failure>> {
-    let result = dispatch::<L>(name)?;
+fn dispatch_minimal(subject: Subject, name: &str) -> Option<Result<(), Failure>> {
+    let result = dispatch(subject, name)?;
     let scenario = find(name).is_some_and(|c| c.kind == Kind::Scenario);
     Some(match result {
-        Err(failure) if scenario => Err(super::minimal::shrunk::<L>(failure)),
+        Err(failure) if scenario => Err(super::minimal::shrunk(subject, failure)),
         other => other,
     })
 }
@@ -353,23 +364,22 @@ fn dispatch_minimal<L: Limiter>(name: &str) -> Option<Result<(), Failure>> {
 /// Runs the sequential check `name` inside an execution of the backend (directly under
 /// std).
 #[cfg(not(loom))]
-fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
-    guarded(|| in_execution(move || dispatch_minimal::<L>(name))).and_then(|r| r)
+fn sequential(subject: Subject, name: &'static str) -> Dispatched {
+    guarded(|| in_execution(move || dispatch_minimal(subject, name))).and_then(|r| r)
 }
 
 /// Under loom, inside one execution as under shuttle; but loom allows five threads per
 /// execution in all, so when a design that spawns threads (an actor, one per instance) runs
 /// out of them there, the check runs again with each instance in an execution of its own
-/// ([`Hosted`](super::hosted::Hosted)), which costs a thread hand-off per call. (A `cfg`,
-/// not a branch: the suite is generic, and a branch would compile it twice for every design
-/// in every mode.)
+/// ([`Hosted`](super::hosted::Hosted)), which costs a thread hand-off per call. Only loom
+/// limits threads, so only loom builds compile the hosted variant.
 #[cfg(loom)]
-fn sequential<L: Limiter>(name: &'static str) -> Dispatched {
+fn sequential(subject: Subject, name: &'static str) -> Dispatched {
     let once = quiet_about_thread_limit(|| {
-        guarded(|| in_execution(move || dispatch_minimal::<L>(name))).and_then(|r| r)
+        guarded(|| in_execution(move || dispatch_minimal(subject, name))).and_then(|r| r)
     });
     if out_of_threads(&once) {
-        guarded(|| dispatch_minimal::<super::hosted::Hosted<L>>(name))
+        guarded(|| dispatch_minimal(subject.hosted(), name))
     } else {
         once
     }

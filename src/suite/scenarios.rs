@@ -1,7 +1,8 @@
 //! The deterministic checks: the seed's worked examples, trace table, change exercise and
 //! "Test:" lines, and each requirement's edge cases, all run against the specification
 //! step by step through [`Probe`].
-use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
+use super::subject::Subject;
+use crate::{LimitError, Policy, MAX_QUANTITY};
 
 use super::probe::{build, expect_new_error, guarded, Probe};
 use super::Failure;
@@ -24,8 +25,8 @@ type Check = Result<(), Failure>;
 
 /// The trace table: 10 at 0 ns; 1 at 0 ns (retry 500000000); 1 at 250 ms (half a token kept);
 /// 1 at 500 ms (allowed).
-pub(crate) fn seed_trace_table<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn seed_trace_table(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.allow("k", 1, 0)?;
     p.allow("k", 1, 250 * MS)?;
@@ -34,8 +35,8 @@ pub(crate) fn seed_trace_table<L: Limiter>() -> Check {
 }
 
 /// Worked example 1: capacity 10, rate 2; cost 10 then cost 1 at t=0 → retry 500000000.
-pub(crate) fn seed_burst_then_retry<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn seed_burst_then_retry(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.allow("k", 1, 0)?;
     Ok(())
@@ -43,8 +44,8 @@ pub(crate) fn seed_burst_then_retry<L: Limiter>() -> Check {
 
 /// Worked example 2: empty bucket at rate 2, cutover to capacity 20 / rate 4 at 0.5 s: one
 /// token at cutover (a cost of 2 is refused with 1 whole token), one more by 0.75 s.
-pub(crate) fn seed_cutover_one_token<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn seed_cutover_one_token(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.replace(must(Policy::new(2, 20, 4)), 1, 500 * MS)?;
     p.allow("k", 2, 500 * MS)?;
@@ -54,20 +55,20 @@ pub(crate) fn seed_cutover_one_token<L: Limiter>() -> Check {
 
 /// The change exercise: capacity 1, rate 3: the first pass is at 333333334 ns, not at
 /// 333333333.
-pub(crate) fn seed_change_exercise<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP1_RATE3, 10)?;
+pub(crate) fn seed_change_exercise(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP1_RATE3, 10)?;
     p.allow("k", 1, 0)?;
     p.allow("k", 1, 333_333_333)?;
     p.allow("k", 1, 333_333_334)?;
-    let mut q = Probe::<L>::new(CAP1_RATE3, 10)?;
+    let mut q = Probe::of(subject, CAP1_RATE3, 10)?;
     q.allow("k", 1, 0)?;
     q.allow("k", 1, 333_333_334)?;
     Ok(())
 }
 
 /// A key seen for the first time starts full, whenever it first appears.
-pub(crate) fn r1_new_key_starts_full<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_new_key_starts_full(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("a", 10, 0)?;
     p.allow("b", 10, 7)?;
     p.allow("c", 1, 100 * S)?;
@@ -76,12 +77,12 @@ pub(crate) fn r1_new_key_starts_full<L: Limiter>() -> Check {
 }
 
 /// 499999999 ns of refill at rate 2 is short of a token by 2 units; 500000000 ns is exactly one.
-pub(crate) fn r1_boundaries_are_exact<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_boundaries_are_exact(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.allow("k", 1, 499_999_999)?;
     p.allow("k", 1, 500_000_000)?;
-    let mut q = Probe::<L>::new(CAP10_RATE2, 10)?;
+    let mut q = Probe::of(subject, CAP10_RATE2, 10)?;
     q.allow("k", 10, 0)?;
     q.allow("k", 1, 500_000_000)?;
     q.allow("k", 1, 999_999_999)?;
@@ -91,13 +92,13 @@ pub(crate) fn r1_boundaries_are_exact<L: Limiter>() -> Check {
 
 /// Rejections every 250 ms at rate 2 keep their half tokens; every 111111111 ns at rate 3 keep
 /// their thirds.
-pub(crate) fn r1_fractional_credit_is_kept<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_fractional_credit_is_kept(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     for i in 1..=8 {
         p.allow("k", 1, i * 250 * MS)?;
     }
-    let mut q = Probe::<L>::new(CAP1_RATE3, 10)?;
+    let mut q = Probe::of(subject, CAP1_RATE3, 10)?;
     q.allow("k", 1, 0)?;
     for i in 1..=4 {
         q.allow("k", 1, i * 111_111_111)?;
@@ -107,8 +108,8 @@ pub(crate) fn r1_fractional_credit_is_kept<L: Limiter>() -> Check {
 
 /// Ten just before a one-second boundary and ten just after: the second ten find two units,
 /// not a fresh burst.
-pub(crate) fn r1_no_burst_across_a_second_boundary<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_no_burst_across_a_second_boundary(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 999_999_999)?;
     for _ in 0..3 {
         p.allow("k", 1, 1_000_000_000)?;
@@ -118,8 +119,8 @@ pub(crate) fn r1_no_burst_across_a_second_boundary<L: Limiter>() -> Check {
 }
 
 /// A long idle period banks at most the capacity.
-pub(crate) fn r1_refill_stops_at_capacity<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_refill_stops_at_capacity(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.allow("k", 10, 100 * S)?;
     p.allow("k", 1, 100 * S)?;
@@ -128,13 +129,13 @@ pub(crate) fn r1_refill_stops_at_capacity<L: Limiter>() -> Check {
 }
 
 /// Retry estimates are ceilings, and saturate at `MAX_QUANTITY`.
-pub(crate) fn r1_retry_after_is_a_ceiling<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(must(Policy::new(1, 5, 7)), 10)?;
+pub(crate) fn r1_retry_after_is_a_ceiling(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, must(Policy::new(1, 5, 7)), 10)?;
     p.allow("k", 5, 0)?;
     p.allow("k", 1, 0)?;
     p.allow("k", 3, 1)?;
     p.allow("k", 5, 300_000_000)?;
-    let mut q = Probe::<L>::new(must(Policy::new(1, M, 1)), 10)?;
+    let mut q = Probe::of(subject, must(Policy::new(1, M, 1)), 10)?;
     q.allow("k", M, 0)?;
     q.allow("k", M, 1)?;
     q.allow("k", 1, 2)?;
@@ -142,8 +143,8 @@ pub(crate) fn r1_retry_after_is_a_ceiling<L: Limiter>() -> Check {
 }
 
 /// `whole_tokens` is the floor of the balance, on admissions and on rejections.
-pub(crate) fn r1_whole_tokens_are_floored<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_whole_tokens_are_floored(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.allow("k", 1, 750 * MS)?;
     p.allow("k", 1, 1_500 * MS)?;
@@ -153,8 +154,8 @@ pub(crate) fn r1_whole_tokens_are_floored<L: Limiter>() -> Check {
 
 /// Blank keys (in Java's sense of white space) and impossible costs are refused, the key
 /// first.
-pub(crate) fn r1_invalid_input_is_refused<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 2)?;
+pub(crate) fn r1_invalid_input_is_refused(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 2)?;
     p.allow("k", 4, 100)?;
     for key in ["", " ", "\t\n", "\u{2003}", "\u{1f}"] {
         p.allow(key, 1, 100)?;
@@ -170,8 +171,8 @@ pub(crate) fn r1_invalid_input_is_refused<L: Limiter>() -> Check {
 }
 
 /// A refused call changes nothing: not the balance, not the observed time, not the keys.
-pub(crate) fn r1_errors_change_nothing<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 2)?;
+pub(crate) fn r1_errors_change_nothing(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 2)?;
     p.allow("k", 6, 0)?;
     p.allow("k", 11, S)?;
     p.allow(" ", 1, 2 * S)?;
@@ -185,8 +186,8 @@ pub(crate) fn r1_errors_change_nothing<L: Limiter>() -> Check {
 
 /// Every method refuses a time below the largest one a successful call has seen; equal
 /// times are fine.
-pub(crate) fn r1_time_reversal_is_refused<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r1_time_reversal_is_refused(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 100)?;
     p.allow("k", 1, 99)?;
     p.allow("j", 1, 99)?;
@@ -204,8 +205,8 @@ pub(crate) fn r1_time_reversal_is_refused<L: Limiter>() -> Check {
 
 /// When several errors apply, the documented one wins: key, cost, time, key capacity in
 /// `allow`; time, then version, in `replace_policy`.
-pub(crate) fn r1_errors_win_in_order<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 1)?;
+pub(crate) fn r1_errors_win_in_order(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 1)?;
     p.allow("k", 4, 100)?;
     p.allow("", 0, 5)?;
     p.allow("k", 0, 5)?;
@@ -218,18 +219,18 @@ pub(crate) fn r1_errors_win_in_order<L: Limiter>() -> Check {
 }
 
 /// Capacity, rate and cost at `MAX_QUANTITY` and times near `u64::MAX`, exactly.
-pub(crate) fn r1_extremes_are_exact<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(must(Policy::new(M, M, M)), 2)?;
+pub(crate) fn r1_extremes_are_exact(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, must(Policy::new(M, M, M)), 2)?;
     p.allow("k", M, 0)?;
     p.allow("k", M, 1)?;
     p.allow("k", M, 2)?;
     p.allow("k", 1, u64::MAX - 1)?;
     p.allow("k", M, u64::MAX)?;
-    let mut q = Probe::<L>::new(must(Policy::new(1, M, 1)), 2)?;
+    let mut q = Probe::of(subject, must(Policy::new(1, M, 1)), 2)?;
     q.allow("k", M, 0)?;
     q.allow("k", M, u64::MAX)?;
     q.allow("j", M - 1, u64::MAX)?;
-    let mut r = Probe::<L>::new(must(Policy::new(1, 1, M)), 2)?;
+    let mut r = Probe::of(subject, must(Policy::new(1, 1, M)), 2)?;
     r.allow("k", 1, 0)?;
     r.allow("k", 1, 0)?;
     r.allow("k", 1, 1)?;
@@ -238,8 +239,8 @@ pub(crate) fn r1_extremes_are_exact<L: Limiter>() -> Check {
 }
 
 /// At `max_keys` a new key is refused with its own error; existing keys keep working.
-pub(crate) fn r3_key_capacity_is_enforced<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 2)?;
+pub(crate) fn r3_key_capacity_is_enforced(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 2)?;
     p.allow("a", 10, 0)?;
     p.allow("b", 1, 0)?;
     p.allow("c", 1, 0)?;
@@ -251,8 +252,8 @@ pub(crate) fn r3_key_capacity_is_enforced<L: Limiter>() -> Check {
 
 /// `evict_full` drops only buckets that are full at that instant: depleted keys stay at
 /// 0.5 s, and are full (so removable) at 5.5 s; a removed key comes back full.
-pub(crate) fn r3_evict_full_drops_only_full_buckets<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 3)?;
+pub(crate) fn r3_evict_full_drops_only_full_buckets(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 3)?;
     p.allow("a", 10, 0)?;
     p.allow("b", 10, 0)?;
     p.allow("c", 1, 0)?;
@@ -267,8 +268,8 @@ pub(crate) fn r3_evict_full_drops_only_full_buckets<L: Limiter>() -> Check {
 }
 
 /// Eviction is how room is made: after it, a new key fits.
-pub(crate) fn r3_eviction_makes_room<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 1)?;
+pub(crate) fn r3_eviction_makes_room(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 1)?;
     p.allow("a", 10, 0)?;
     p.allow("b", 1, S)?;
     p.evict_full(S)?;
@@ -280,9 +281,9 @@ pub(crate) fn r3_eviction_makes_room<L: Limiter>() -> Check {
 }
 
 /// `max_keys = 0` is refused.
-pub(crate) fn r3_zero_max_keys_is_refused<L: Limiter>() -> Check {
-    expect_new_error::<L>(CAP10_RATE2, 0, LimitError::InvalidMaxKeys)?;
-    let design = build::<L>(CAP10_RATE2, 1)?;
+pub(crate) fn r3_zero_max_keys_is_refused(subject: Subject) -> Check {
+    expect_new_error(subject, CAP10_RATE2, 0, LimitError::InvalidMaxKeys)?;
+    let design = build(subject, CAP10_RATE2, 1)?;
     let count = guarded(|| design.key_count())
         .map_err(|msg| Failure::new(format!("key_count() panicked: {msg}")).as_panic())?;
     if count != 0 {
@@ -295,13 +296,13 @@ pub(crate) fn r3_zero_max_keys_is_refused<L: Limiter>() -> Check {
 
 /// Credit before the cutover is earned at the old rate, whether the new one is faster or
 /// slower.
-pub(crate) fn r4_cutover_refills_under_the_old_rate<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r4_cutover_refills_under_the_old_rate(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("k", 10, 0)?;
     p.replace(must(Policy::new(2, 10, 8)), 1, 500 * MS)?;
     p.allow("k", 2, 500 * MS)?;
     p.allow("k", 2, 625 * MS)?;
-    let mut q = Probe::<L>::new(must(Policy::new(1, 10, 8)), 10)?;
+    let mut q = Probe::of(subject, must(Policy::new(1, 10, 8)), 10)?;
     q.allow("k", 10, 0)?;
     q.replace(must(Policy::new(5, 10, 1)), 1, 500 * MS)?;
     q.allow("k", 5, 500 * MS)?;
@@ -310,8 +311,8 @@ pub(crate) fn r4_cutover_refills_under_the_old_rate<L: Limiter>() -> Check {
 }
 
 /// A capacity increase tops nothing up; a decrease clamps; a spent bucket stays spent.
-pub(crate) fn r4_cutover_clamps_and_never_tops_up<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r4_cutover_clamps_and_never_tops_up(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("full", 1, 0)?;
     p.allow("spent", 10, 0)?;
     p.allow("part", 7, 0)?;
@@ -324,7 +325,7 @@ pub(crate) fn r4_cutover_clamps_and_never_tops_up<L: Limiter>() -> Check {
     p.allow("full", 1, 600 * MS)?;
     p.allow("part", 1, 600 * MS)?;
     // A bucket idle for long banks the OLD capacity only, even when the new one is larger.
-    let mut q = Probe::<L>::new(CAP10_RATE2, 10)?;
+    let mut q = Probe::of(subject, CAP10_RATE2, 10)?;
     q.allow("idle", 1, 0)?;
     q.replace(must(Policy::new(2, 20, 2)), 1, 100 * S)?;
     q.allow("idle", 11, 100 * S)?;
@@ -334,8 +335,8 @@ pub(crate) fn r4_cutover_clamps_and_never_tops_up<L: Limiter>() -> Check {
 
 /// Keys first seen after a cutover start at the new capacity, and costs are validated
 /// against it.
-pub(crate) fn r4_new_keys_start_at_the_new_capacity<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(CAP10_RATE2, 10)?;
+pub(crate) fn r4_new_keys_start_at_the_new_capacity(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, CAP10_RATE2, 10)?;
     p.allow("old", 15, 0)?;
     p.replace(must(Policy::new(2, 20, 4)), 1, 0)?;
     p.allow("new", 20, 0)?;
@@ -347,8 +348,8 @@ pub(crate) fn r4_new_keys_start_at_the_new_capacity<L: Limiter>() -> Check {
 }
 
 /// Stale `expected_version`s and non-increasing next versions are refused, time first.
-pub(crate) fn r4_stale_versions_are_refused<L: Limiter>() -> Check {
-    let mut p = Probe::<L>::new(must(Policy::new(5, 10, 2)), 10)?;
+pub(crate) fn r4_stale_versions_are_refused(subject: Subject) -> Check {
+    let mut p = Probe::of(subject, must(Policy::new(5, 10, 2)), 10)?;
     p.allow("k", 10, 0)?;
     p.replace(must(Policy::new(6, 20, 4)), 4, S)?;
     p.replace(must(Policy::new(5, 20, 4)), 5, S)?;

@@ -18,15 +18,18 @@
 //! Every execution of a scenario is judged by the linearizability checker; before a history
 //! is called non-linearizable, the same calls are run one at a time on a fresh instance, and
 //! a design that is already wrong sequentially gets that sequential difference instead.
+use super::subject::Subject;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::counterexample::{backend_name, Counterexample};
-use super::explore::{judge, run_sequentially, try_execute, Execution, Scenario, STATE_ONLY};
+use super::explore::{
+    judge, run_sequentially_subject, try_execute_subject, Execution, Scenario, STATE_ONLY,
+};
 use super::probe::guarded;
 use super::race_kind::race_mistake;
 use super::{env, Failure};
 use crate::model::Op;
-use crate::{Limiter, Policy};
+use crate::Policy;
 
 /// The backend [`sync`](crate::sync) is built with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -258,8 +261,8 @@ pub(crate) type Extra = fn(&Scenario, &Execution) -> Result<(), String>;
 /// The first execution that fails, as a [`Failure`]: a sequential difference when the same
 /// calls one at a time already disagree with the specification (sequential first), else the
 /// history with why no order explains it.
-pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(), Failure> {
-    let Some(found) = find::<L>(scenario, extra) else {
+pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Result<(), Failure> {
+    let Some(found) = find(subject, scenario, extra) else {
         return Ok(());
     };
     if let Some(panic) = found.why.strip_prefix(PANICKED) {
@@ -273,7 +276,7 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
     // Sequential first: a design already wrong one call at a time gets that difference,
     // never "not atomic".
     let calls = scenario.clone();
-    match in_execution(move || sequential_first::<L>(&calls)) {
+    match in_execution(move || sequential_first(subject, &calls)) {
         Ok(Some(f)) => return Err(f),
         Ok(None) => {}
         Err(panic) => {
@@ -283,7 +286,7 @@ pub(crate) fn explore<L: Limiter>(scenario: &Scenario, extra: Extra) -> Result<(
             .as_panic())
         }
     }
-    let (shrunk, found) = shrink::<L>(scenario, found);
+    let (shrunk, found) = shrink(subject, scenario, found);
     let check = CURRENT_CHECK.with(std::cell::Cell::get);
     let replay = if Backend::current().is_controlled() {
         save_for_replay(&shrunk, &found, check)
@@ -360,7 +363,7 @@ struct Found {
 }
 
 /// Runs the backend's searches over `scenario` until an execution fails.
-fn find<L: Limiter>(scenario: &Scenario, extra: Extra) -> Option<Found> {
+fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
     let found: Arc<Mutex<Option<Found>>> = Arc::new(Mutex::new(None));
     for search in searches() {
         let (calls, slot) = (Arc::new(scenario.clone()), Arc::clone(&found));
@@ -378,7 +381,7 @@ fn find<L: Limiter>(scenario: &Scenario, extra: Extra) -> Option<Found> {
                 *c += 1;
                 *c
             };
-            let verdict = match try_execute::<L>(&calls) {
+            let verdict = match try_execute_subject(subject, &calls) {
                 Ok(ran) => {
                     let calls = Arc::clone(&calls);
                     on_large_stack(move || judge(&calls, &ran).and_then(|()| extra(&calls, &ran)))
@@ -422,7 +425,7 @@ const SHRINK_ATTEMPTS: usize = 48;
 /// Greedily makes a failing scenario smaller (fewer threads and calls, simpler arguments) while
 /// it still fails the linearizability judgement alone (a check's own count, such as "exactly
 /// ten pass", does not carry over to fewer threads), keeping at least two threads.
-fn shrink<L: Limiter>(scenario: &Scenario, found: Found) -> (Scenario, Found) {
+fn shrink(subject: Subject, scenario: &Scenario, found: Found) -> (Scenario, Found) {
     let (mut current, mut found) = (scenario.clone(), found);
     let mut attempts = 0;
     'smaller: loop {
@@ -431,7 +434,7 @@ fn shrink<L: Limiter>(scenario: &Scenario, found: Found) -> (Scenario, Found) {
                 break 'smaller;
             }
             attempts += 1;
-            if let Some(f) = find::<L>(&candidate, |_, _| Ok(())) {
+            if let Some(f) = find(subject, &candidate, |_, _| Ok(())) {
                 if !f.why.starts_with(PANICKED) {
                     current = candidate;
                     found = f;
@@ -546,7 +549,16 @@ pub(crate) fn set_current_check(name: &'static str) {
 ///
 /// The failure again (as a failing concurrency check reports it, without shrinking), or a
 /// clear error when the file was saved under another backend.
-pub fn replay<L: Limiter>(cx: &Counterexample, file: &str) -> Result<(), Failure> {
+pub fn replay<L: crate::Limiter>(cx: &Counterexample, file: &str) -> Result<(), Failure> {
+    replay_subject(Subject::of::<L>(), cx, file)
+}
+
+/// [`replay`] on a design given as a [`Subject`].
+///
+/// # Errors
+///
+/// As [`replay`].
+pub fn replay_subject(subject: Subject, cx: &Counterexample, file: &str) -> Result<(), Failure> {
     let here = backend_name(Backend::current());
     if cx.backend != here {
         return Err(Failure::new(format!(
@@ -554,7 +566,7 @@ pub fn replay<L: Limiter>(cx: &Counterexample, file: &str) -> Result<(), Failure
             cx.backend, cx.backend
         )));
     }
-    match find::<L>(&cx.scenario, |_, _| Ok(())) {
+    match find(subject, &cx.scenario, |_, _| Ok(())) {
         None => Ok(()),
         Some(found) => Err(Failure::new(format!(
             "replayed {file}: execution {} ({:?}) fails again",
@@ -623,7 +635,7 @@ fn on_large_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// The scenario's calls one at a time on a fresh instance, thread by thread (and, for two
 /// threads, also the other way round): the first sequential difference from the
 /// specification, if the design already has one.
-fn sequential_first<L: Limiter>(scenario: &Scenario) -> Option<Failure> {
+fn sequential_first(subject: Subject, scenario: &Scenario) -> Option<Failure> {
     let threads = scenario.threads.len();
     let forward: Vec<usize> = (0..threads)
         .flat_map(|t| std::iter::repeat_n(t, scenario.threads[t].len()))
@@ -633,7 +645,7 @@ fn sequential_first<L: Limiter>(scenario: &Scenario) -> Option<Failure> {
         .flat_map(|t| std::iter::repeat_n(t, scenario.threads[t].len()))
         .collect();
     [forward, backward].iter().find_map(|pick| {
-        run_sequentially::<L>(scenario, pick).err().map(|f| {
+        run_sequentially_subject(subject, scenario, pick).err().map(|f| {
             let summary = format!(
                 "the design is already wrong without concurrency: {}",
                 f.summary

@@ -1,0 +1,62 @@
+//! The design a check runs on, with its type erased.
+//!
+//! The suite's entry points are generic over the design ([`grade`](super::grade),
+//! [`run_check`](super::run_check), the `conformance_suite!` tests), but the checks themselves
+//! are not: each entry point turns its type into a [`Subject`] (how to build one instance
+//! behind a `Box<dyn Limiter>`) and hands that to checks compiled once. A crate that grades
+//! sixty designs, or a learner's crate that grades one, compiles the suite once rather than
+//! once per design; a call through the trait object costs one indirect jump, nothing beside
+//! what a check does around it.
+use super::behaviour::{boxed, Build};
+use crate::{LimitError, Limiter, Policy};
+
+/// The design under test, as the checks see it: a way to build fresh instances.
+#[derive(Clone, Copy)]
+pub struct Subject {
+    build: Build,
+    /// The same design with each instance in a controlled execution of its own (loom's
+    /// thread limit, see [`hosted`](super::hosted)).
+    #[cfg(loom)]
+    hosted: Build,
+}
+
+impl Subject {
+    /// The design `L`.
+    pub fn of<L: Limiter>() -> Subject {
+        Subject {
+            build: boxed::<L>,
+            #[cfg(loom)]
+            hosted: boxed::<super::hosted::Hosted<L>>,
+        }
+    }
+
+    /// A fresh instance: what `L::new(policy, max_keys)` returns, boxed. A panic of `new`
+    /// unwinds from here.
+    ///
+    /// # Errors
+    ///
+    /// Whatever the design's `new` returns.
+    pub fn build(self, policy: Policy, max_keys: usize) -> Result<Box<dyn Limiter>, LimitError> {
+        (self.build)(policy, max_keys)
+    }
+
+    /// How [`build`](Subject::build) is done, as a plain function (the diagnosis replays on it).
+    pub(crate) fn builder(self) -> Build {
+        self.build
+    }
+
+    /// The same design, each instance hosted in an execution of its own.
+    #[cfg(loom)]
+    pub(crate) fn hosted(self) -> Subject {
+        Subject {
+            build: self.hosted,
+            hosted: self.hosted,
+        }
+    }
+}
+
+impl std::fmt::Debug for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Subject")
+    }
+}
