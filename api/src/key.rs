@@ -18,6 +18,11 @@
 /// assert!(!is_blank_key(" a "));
 /// ```
 pub fn is_blank_key(key: &str) -> bool {
+    // A key starting with a visible ASCII character (`!` to `~`, none of them white space) is
+    // not blank: the usual key is decided on its first byte, without decoding characters.
+    if key.as_bytes().first().is_some_and(u8::is_ascii_graphic) {
+        return false;
+    }
     key.chars().all(is_java_whitespace)
 }
 

@@ -70,6 +70,57 @@ fn refilled(bucket: &BucketState, policy: &Policy, now: u64) -> u128 {
     (bucket.units + earned).min(ceiling(policy))
 }
 
+/// Refills `bucket` to `now`, deducts `cost` tokens if the balance covers them, and stores
+/// the balance at `now` either way. Requires what [`refilled`] requires and `cost` in
+/// `1..=capacity`.
+fn spend(bucket: &mut BucketState, policy: &Policy, cost: u64, now: u64) -> Decision {
+    let balance = refilled(bucket, policy, now);
+    let need = u128::from(cost) * u128::from(UNITS_PER_TOKEN);
+    let (allowed, after, retry_after_nanos) = if balance >= need {
+        (true, balance - need, 0)
+    } else {
+        let retry = retry_after(need - balance, policy.tokens_per_second());
+        (false, balance, retry)
+    };
+    *bucket = BucketState {
+        units: after,
+        last_nanos: now,
+    };
+    Decision {
+        allowed,
+        whole_tokens: whole_tokens(after),
+        retry_after_nanos,
+    }
+}
+
+/// `floor(units / 10⁹)`, for a balance `units ≤ capacity × 10⁹`, so the quotient is at most
+/// the capacity and fits a `u64`.
+///
+/// A balance below 2^64 units (every balance of a bucket of up to 18,446,744,073 tokens) is
+/// divided as a `u64`, which compiles to a multiplication by a constant; a larger one as a
+/// `u128`, which is a call into the runtime's 128-bit division. Both give the same quotient.
+fn whole_tokens(units: u128) -> u64 {
+    match u64::try_from(units) {
+        Ok(small) => small / UNITS_PER_TOKEN,
+        Err(_) => u64::try_from(units / u128::from(UNITS_PER_TOKEN)).unwrap_or(MAX_QUANTITY),
+    }
+}
+
+/// `ceil(shortfall / rate)` nanoseconds, saturated at [`MAX_QUANTITY`]: when a rejected
+/// request would pass with no competitor. `shortfall ≤ capacity × 10⁹ < 2^93` and
+/// `rate ≥ 1`; below 2^64 the division is a `u64` one, above it a `u128` one, with the same
+/// quotient.
+fn retry_after(shortfall: u128, rate: u64) -> u64 {
+    let wait = match u64::try_from(shortfall) {
+        Ok(small) => small.div_ceil(rate),
+        Err(_) => {
+            let wide = shortfall.div_ceil(u128::from(rate));
+            u64::try_from(wide).unwrap_or(u64::MAX)
+        }
+    };
+    wait.min(MAX_QUANTITY)
+}
+
 impl TokenBucket {
     fn lock(&self) -> MutexGuard<'_, State> {
         // No code path panics while holding the lock; recover the state if a caller's panic
@@ -94,48 +145,30 @@ impl Limiter for TokenBucket {
     }
 
     fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
-        let mut s = self.lock();
+        let mut guard = self.lock();
+        let s = &mut *guard;
         contract::check_key(key)?;
         contract::check_cost(&s.policy, cost)?;
         contract::check_time(now, s.observed)?;
         let policy = s.policy;
-        let balance = match s.buckets.get(key) {
-            Some(bucket) => refilled(bucket, &policy, now),
-            None if s.buckets.len() >= s.max_keys => {
-                return Err(LimitError::KeyCapacityReached {
-                    max_keys: s.max_keys,
-                })
-            }
-            None => ceiling(&policy),
-        };
-        let need = u128::from(cost) * u128::from(UNITS_PER_TOKEN);
-        let (allowed, after, retry_after_nanos) = if balance >= need {
-            (true, balance - need, 0)
+        // One lookup for a key already tracked; a new key pays a second one to insert.
+        let decision = if let Some(bucket) = s.buckets.get_mut(key) {
+            spend(bucket, &policy, cost, now)
+        } else if s.buckets.len() >= s.max_keys {
+            return Err(LimitError::KeyCapacityReached {
+                max_keys: s.max_keys,
+            });
         } else {
-            let rate = u128::from(policy.tokens_per_second());
-            let wait = (need - balance).div_ceil(rate);
-            let retry = u64::try_from(wait.min(u128::from(MAX_QUANTITY))).unwrap_or(MAX_QUANTITY);
-            (false, balance, retry)
+            let mut bucket = BucketState {
+                units: ceiling(&policy),
+                last_nanos: now,
+            };
+            let decision = spend(&mut bucket, &policy, cost, now);
+            s.buckets.insert(key.to_owned(), bucket);
+            decision
         };
-        let stored = BucketState {
-            units: after,
-            last_nanos: now,
-        };
-        match s.buckets.get_mut(key) {
-            Some(bucket) => *bucket = stored,
-            None => {
-                s.buckets.insert(key.to_owned(), stored);
-            }
-        }
         s.observed = now;
-        // after ≤ ceiling = capacity × 10⁹, so the quotient is at most capacity.
-        let whole_tokens =
-            u64::try_from(after / u128::from(UNITS_PER_TOKEN)).unwrap_or(policy.capacity());
-        Ok(Decision {
-            allowed,
-            whole_tokens,
-            retry_after_nanos,
-        })
+        Ok(decision)
     }
 
     fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
@@ -203,6 +236,33 @@ mod tests {
         assert_eq!(refilled(&b, &p, u64::MAX), ceiling(&p));
         assert!(ceiling(&p) < 1u128 << 93);
         assert!(u128::from(u64::MAX) * u128::from(M) < 1u128 << 127);
+    }
+
+    #[test]
+    fn the_narrow_divisions_agree_with_the_wide_ones_around_2_pow_64() {
+        let unit = u128::from(UNITS_PER_TOKEN);
+        let edge = 1u128 << 64;
+        for units in [
+            0,
+            1,
+            unit - 1,
+            unit,
+            edge - unit,
+            edge - 1,
+            edge,
+            edge + 1,
+            ceiling(&Policy::new(1, M, 1).unwrap()),
+        ] {
+            assert_eq!(u128::from(whole_tokens(units)), units / unit, "{units}");
+            for rate in [1, 2, 3, 999_999_999, UNITS_PER_TOKEN, M] {
+                let wide = units.div_ceil(u128::from(rate)).min(u128::from(M));
+                assert_eq!(
+                    u128::from(retry_after(units, rate)),
+                    wide,
+                    "{units} / {rate}"
+                );
+            }
+        }
     }
 
     #[test]

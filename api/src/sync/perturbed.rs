@@ -27,7 +27,13 @@ pub use std::sync::{Arc, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 /// Switching perturbation on and off for the current thread.
 pub mod perturbation {
     use std::cell::Cell;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::Duration;
+
+    /// Whether any thread of this process has ever switched perturbation on. Until one does
+    /// (a process that only uses the designs, not the suite), a perturbation point is one
+    /// relaxed load of this flag, with no thread-local access.
+    static EVER_ENABLED: AtomicBool = AtomicBool::new(false);
 
     std::thread_local! {
         /// The state of this thread's random choices; `0` while perturbation is off.
@@ -38,6 +44,7 @@ pub mod perturbation {
     /// facade) until the guard is dropped; `seed` varies the random choices.
     #[must_use = "perturbation ends when the guard is dropped"]
     pub fn enable(seed: u64) -> Enabled {
+        EVER_ENABLED.store(true, Ordering::Relaxed);
         let before = STATE.with(|s| s.replace(seed | 1));
         Enabled { before }
     }
@@ -84,8 +91,17 @@ pub mod perturbation {
     /// microseconds (the thread on the other core runs ahead) and one in thirty-two sleeps
     /// for about 50 µs (long enough for another thread to run whole calls); otherwise
     /// nothing.
-    #[inline]
+    #[inline(always)]
     pub(super) fn point() {
+        if EVER_ENABLED.load(Ordering::Relaxed) {
+            perturb();
+        }
+    }
+
+    /// [`point`] once some thread has switched perturbation on: this thread's choice.
+    #[cold]
+    #[inline(never)]
+    fn perturb() {
         let x = STATE.with(Cell::get);
         if x == 0 {
             return;
@@ -118,6 +134,7 @@ pub struct Mutex<T: ?Sized> {
 /// Takes a lock without blocking if `attempt` can, else records the thread as waiting for
 /// it (in `what`, on `object`, last taken by `taker`) while `block` waits; then records the
 /// calling thread as the lock's last taker.
+#[inline(always)]
 fn acquire<G>(
     what: &'static str,
     object: usize,
@@ -129,13 +146,23 @@ fn acquire<G>(
     let result = match attempt() {
         Ok(guard) => Ok(guard),
         Err(TryLockError::Poisoned(poisoned)) => Err(poisoned),
-        Err(TryLockError::WouldBlock) => {
-            let _blocked = waits::blocked(what, object, taker.load(Relaxed));
-            block()
-        }
+        Err(TryLockError::WouldBlock) => wait_for(what, object, taker, block),
     };
-    taker.store(waits::me(), Relaxed);
+    waits::record_taker(taker);
     result
+}
+
+/// [`acquire`] when the lock is taken: records the thread as waiting while `block` waits.
+#[cold]
+#[inline(never)]
+fn wait_for<G>(
+    what: &'static str,
+    object: usize,
+    taker: &Taker,
+    block: impl FnOnce() -> LockResult<G>,
+) -> LockResult<G> {
+    let _blocked = waits::blocked(what, object, taker.load(Relaxed));
+    block()
 }
 
 /// [`acquire`] without blocking: `None` when the lock is taken.
@@ -143,7 +170,7 @@ fn try_acquire<G>(taker: &Taker, attempt: impl FnOnce() -> TryLockResult<G>) -> 
     point();
     let result = attempt();
     if !matches!(result, Err(TryLockError::WouldBlock)) {
-        taker.store(waits::me(), Relaxed);
+        waits::record_taker(taker);
     }
     result
 }

@@ -1,0 +1,289 @@
+//! `cargo bench --manifest-path bench/Cargo.toml --bench limiters`: every design of this
+//! crate beside governor's keyed limiter, in one run, then a table of each figure as a ratio
+//! to governor's on the same workload (see `BENCHMARKS.md`).
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::sync::Barrier;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkId, Criterion};
+use governor::clock::{Clock as _, DefaultClock};
+use ratelimit_lab_api::{Limiter, Policy};
+use ratelimit_lab_bench::{governor, keys, ours, Contender, Path, NOW};
+use ratelimit_lab_catalog::alternatives::ShardedLocks;
+use ratelimit_lab_model::ModelLimiter;
+use ratelimit_lab_reference::{Clock, Clocked, MonotonicClock, TokenBucket};
+
+/// Wall time for `iters` calls in all, split evenly over `threads` threads that start
+/// together, each walking the keys from its own offset. Checks that every call took `path`.
+fn wall<C: Contender>(c: &C, keys: &[String], path: Path, threads: usize, iters: u64) -> Duration {
+    let per = iters.div_ceil(threads as u64);
+    let walk = |t: usize| {
+        let mut i = t * keys.len() / threads;
+        let mut admitted = 0u64;
+        for _ in 0..per {
+            admitted += u64::from(c.call(&keys[i]));
+            i += 1;
+            if i == keys.len() {
+                i = 0;
+            }
+        }
+        let want = if path == Path::Admit { per } else { 0 };
+        assert_eq!(admitted, want, "a call left the {} path", path.name());
+    };
+    if threads == 1 {
+        let start = Instant::now();
+        walk(0);
+        return start.elapsed();
+    }
+    let barrier = Barrier::new(threads + 1);
+    thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (barrier, walk) = (&barrier, &walk);
+                s.spawn(move || {
+                    barrier.wait();
+                    walk(t);
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        for w in workers {
+            if let Err(panic) = w.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        start.elapsed()
+    })
+}
+
+fn allow(c: &mut Criterion) {
+    for n in [1_000, 100_000] {
+        let keys = keys(n);
+        for path in Path::ALL {
+            let mut group = c.benchmark_group(format!("allow_{}_{n}keys", path.name()));
+            group
+                .warm_up_time(Duration::from_millis(700))
+                .measurement_time(Duration::from_secs(2));
+            for threads in [1, 2] {
+                let id = |design: &str| BenchmarkId::new(design, format!("{threads}t"));
+                let reference = ours::<TokenBucket>(path, &keys);
+                group.bench_function(id("reference"), |b| {
+                    b.iter_custom(|iters| wall(&reference, &keys, path, threads, iters))
+                });
+                drop(reference);
+                let sharded = ours::<ShardedLocks>(path, &keys);
+                group.bench_function(id("sharded"), |b| {
+                    b.iter_custom(|iters| wall(&sharded, &keys, path, threads, iters))
+                });
+                drop(sharded);
+                let spec = ours::<ModelLimiter>(path, &keys);
+                group.bench_function(id("specification"), |b| {
+                    b.iter_custom(|iters| wall(&spec, &keys, path, threads, iters))
+                });
+                drop(spec);
+                let gov = governor(path, &keys);
+                group.bench_function(id("governor"), |b| {
+                    b.iter_custom(|iters| wall(&gov, &keys, path, threads, iters))
+                });
+            }
+            group.finish();
+        }
+    }
+}
+
+/// A limiter of `L` holding `n` keys, none of them full (each spent its one token at [`NOW`]).
+fn drained<L: Limiter>(n: usize) -> L {
+    ours::<L>(Path::Reject, &keys(n)).0
+}
+
+/// `evict_full` and `replace_policy` over every key, at 10⁴, 10⁵ and 10⁶ keys: the pause
+/// each causes. Nothing is full, so `evict_full` scans every key and keeps it, and the same
+/// limiter serves every iteration; `replace_policy` refills and clamps every key, each
+/// iteration with the next version.
+fn pauses(c: &mut Criterion) {
+    fn evict<L: Limiter>(l: &L, iters: u64) -> Duration {
+        let start = Instant::now();
+        for _ in 0..iters {
+            assert_eq!(l.evict_full(NOW), Ok(0), "no bucket is full");
+        }
+        start.elapsed()
+    }
+    fn cutover<L: Limiter>(l: &L, version: &mut u64, iters: u64) -> Duration {
+        let start = Instant::now();
+        for _ in 0..iters {
+            let next = Policy::new(*version + 1, 1, 1).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(l.replace_policy(next, *version, NOW), Ok(()));
+            *version += 1;
+        }
+        start.elapsed()
+    }
+    for n in [10_000, 100_000, 1_000_000] {
+        let mut group = c.benchmark_group(format!("pause_{n}keys"));
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(500))
+            .measurement_time(Duration::from_secs(2));
+        let reference = drained::<TokenBucket>(n);
+        group.bench_function("reference_evict_full", |b| {
+            b.iter_custom(|iters| evict(&reference, iters))
+        });
+        let mut version = 1;
+        group.bench_function("reference_replace_policy", |b| {
+            b.iter_custom(|iters| cutover(&reference, &mut version, iters))
+        });
+        drop(reference);
+        let sharded = drained::<ShardedLocks>(n);
+        group.bench_function("sharded_evict_full", |b| {
+            b.iter_custom(|iters| evict(&sharded, iters))
+        });
+        let mut version = 1;
+        group.bench_function("sharded_replace_policy", |b| {
+            b.iter_custom(|iters| cutover(&sharded, &mut version, iters))
+        });
+        drop(sharded);
+        let spec = drained::<ModelLimiter>(n);
+        group.bench_function("specification_evict_full", |b| {
+            b.iter_custom(|iters| evict(&spec, iters))
+        });
+        drop(spec);
+        let gov = governor(Path::Reject, &keys(n));
+        group.bench_function("governor_retain_recent", |b| {
+            b.iter_custom(|iters| {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    gov.retain_recent();
+                }
+                assert_eq!(gov.len(), n, "no state is fresh");
+                start.elapsed()
+            })
+        });
+        group.finish();
+    }
+}
+
+/// What reading time costs: the monotonic clock alone, governor's default clock, and an
+/// admission through [`Clocked`] (clock read inside its gate) beside the same admission at a
+/// given time.
+fn clock(c: &mut Criterion) {
+    let mut group = c.benchmark_group("clock");
+    group
+        .warm_up_time(Duration::from_millis(700))
+        .measurement_time(Duration::from_secs(2));
+    let monotonic = MonotonicClock::new();
+    group.bench_function("monotonic_now_nanos", |b| {
+        b.iter(|| black_box(monotonic.now_nanos()))
+    });
+    let quanta = DefaultClock::default();
+    group.bench_function("governor_default_clock_now", |b| {
+        b.iter(|| black_box(quanta.now()))
+    });
+    let keys = keys(1_000);
+    let at_now = ours::<TokenBucket>(Path::Admit, &keys);
+    group.bench_function("reference_allow_at_given_time", |b| {
+        b.iter_custom(|iters| wall(&at_now, &keys, Path::Admit, 1, iters))
+    });
+    // A limiter of its own: the clock starts at 0, below the time the other one has seen.
+    let fresh =
+        TokenBucket::new(Path::Admit.policy(), keys.len()).unwrap_or_else(|e| panic!("{e}"));
+    let clocked = Clocked::new(fresh, MonotonicClock::new());
+    group.bench_function("reference_allow_clocked", |b| {
+        b.iter_custom(|iters| {
+            let start = Instant::now();
+            for i in 0..iters {
+                let key = &keys[i as usize % keys.len()];
+                assert!(matches!(clocked.allow(key, 1), Ok(d) if d.allowed));
+            }
+            start.elapsed()
+        })
+    });
+    group.finish();
+}
+
+/// Where criterion keeps its estimates.
+fn criterion_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
+    target.join("criterion")
+}
+
+/// The median of the benchmark `group/id` measured in this run, in nanoseconds per call.
+fn median(group: &str, id: &str) -> Option<f64> {
+    let file = criterion_dir()
+        .join(group)
+        .join(id)
+        .join("new/estimates.json");
+    let text = std::fs::read_to_string(file).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+    json["median"]["point_estimate"].as_f64()
+}
+
+/// Every `allow` figure of this run as a ratio to governor's on the same workload and thread
+/// count (above 1: slower than governor), and the pauses beside governor's `retain_recent`.
+fn ratios() {
+    println!("\nratios to governor keyed, measured in this run (median ns per call; ratio > 1 is slower):");
+    println!(
+        "{:<28} {:<8} {:>14} {:>11} {:>12} {:>11}",
+        "workload", "threads", "design", "ns/call", "governor ns", "ratio"
+    );
+    for n in [1_000, 100_000] {
+        for path in Path::ALL {
+            let group = format!("allow_{}_{n}keys", path.name());
+            for threads in ["1t", "2t"] {
+                let Some(gov) = median(&group, &format!("governor/{threads}")) else {
+                    continue;
+                };
+                for design in ["reference", "sharded", "specification"] {
+                    if let Some(ns) = median(&group, &format!("{design}/{threads}")) {
+                        println!(
+                            "{group:<28} {threads:<8} {design:>14} {ns:>11.1} {gov:>12.1} {:>10.2}x",
+                            ns / gov
+                        );
+                    }
+                }
+            }
+        }
+    }
+    println!("\npauses (median ms per call over every key):");
+    for n in [10_000, 100_000, 1_000_000] {
+        let group = format!("pause_{n}keys");
+        let gov = median(&group, "governor_retain_recent");
+        for id in [
+            "reference_evict_full",
+            "reference_replace_policy",
+            "sharded_evict_full",
+            "sharded_replace_policy",
+            "specification_evict_full",
+            "governor_retain_recent",
+        ] {
+            if let Some(ns) = median(&group, id) {
+                let ratio = gov.map_or(String::new(), |g| {
+                    format!("{:.2}x governor retain_recent", ns / g)
+                });
+                println!("{group:<18} {id:<26} {:>10.3} ms  {ratio}", ns / 1e6);
+            }
+        }
+    }
+    if let (Some(given), Some(clocked), Some(clock)) = (
+        median("clock", "reference_allow_at_given_time"),
+        median("clock", "reference_allow_clocked"),
+        median("clock", "monotonic_now_nanos"),
+    ) {
+        println!(
+            "\nclock: now_nanos {clock:.1} ns; allow at a given time {given:.1} ns, through Clocked {clocked:.1} ns (+{:.1} ns)",
+            clocked - given
+        );
+    }
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    allow(&mut c);
+    pauses(&mut c);
+    clock(&mut c);
+    c.final_summary();
+    ratios();
+}
