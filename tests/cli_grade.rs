@@ -172,3 +172,38 @@ fn grade_prints_the_card_as_json() {
     assert_eq!(card["contradictions"], 0, "{card}");
     assert!(card["max_ms"].as_u64().is_some(), "{card}");
 }
+
+#[test]
+fn grade_reports_timings_with_the_first_counterexample_of_a_wrong_design() {
+    let out = run(&[
+        "grade",
+        "--design",
+        "TokenBucket",
+        "--design",
+        "FixedWindowBucket",
+        "--timings",
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("first counterexample (s)"), "{stdout}");
+    let row = |name: &str| {
+        stdout
+            .lines()
+            .rfind(|l| l.contains(name) && !l.contains("role"))
+            .unwrap_or_else(|| panic!("no timings row for {name}: {stdout}"))
+            .to_owned()
+    };
+    // The reference fails nothing: no counterexample; its property checks all ran.
+    let reference = row("TokenBucket");
+    let cells =
+        |line: &str| -> Vec<String> { line.split('|').map(|c| c.trim().to_owned()).collect() };
+    let reference = cells(&reference);
+    assert_eq!(reference.len(), 5, "{reference:?}");
+    assert_eq!(reference[4], "-", "{reference:?}");
+    assert!(
+        reference[2].parse::<f64>().is_ok(),
+        "cases/s shown: {reference:?}"
+    );
+    // The wrong design's first counterexample is timed.
+    let wrong = cells(&row("FixedWindowBucket"));
+    assert!(wrong[4].parse::<f64>().is_ok(), "{wrong:?}");
+}

@@ -25,8 +25,8 @@ use shuttle::{Config, Runner};
 use explore::{
     caller_sampled_race, clocked_race, evict_vs_allow, exactly_one_spends_the_last_token,
     known_bad_designs_match_the_specification_sequentially, last_token, linearizable, nothing_more,
-    one_cutover_wins, replace_vs_allow, replace_vs_replace, scenarios, the_cutover_keeps_the_spend,
-    the_spend_survives_eviction, Observed,
+    one_cutover_wins, replace_vs_allow, replace_vs_replace, scenarios, sharded_caller_sampled_race,
+    sharded_clock_race, the_cutover_keeps_the_spend, the_spend_survives_eviction, Observed,
 };
 
 /// How shuttle searches the schedules.
@@ -201,6 +201,28 @@ fn dfs_catches_two_cutovers_from_one_version_by_racy_cutover() {
 fn clocked_samples_never_arrive_out_of_order() {
     for search in STRATEGIES {
         check(search, |_| clocked_race());
+    }
+}
+
+#[test]
+fn sharded_clock_readings_never_arrive_out_of_order() {
+    for search in STRATEGIES {
+        check(search, |_| sharded_clock_race());
+    }
+}
+
+#[test]
+fn sharded_caller_sampled_time_arrives_out_of_order_in_some_schedule() {
+    for search in [Search::Random(1_000), Search::Pct(1_000, 2), Search::Dfs] {
+        let backwards = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&backwards);
+        check(search, move |_| {
+            seen.fetch_add(sharded_caller_sampled_race(), SeqCst);
+        });
+        assert!(
+            backwards.load(SeqCst) > 0,
+            "{search:?}: no schedule delivered the older reading last"
+        );
     }
 }
 

@@ -10,22 +10,23 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion};
 use governor::clock::{Clock as _, DefaultClock};
 use ratelimit_lab_api::{Limiter, Policy};
-use ratelimit_lab_bench::{governor, keys, ours, Contender, Path, NOW};
-use ratelimit_lab_catalog::alternatives::ShardedLocks;
+use ratelimit_lab_bench::{clocked, governor, keys, ours, Contender, Path, NOW};
 use ratelimit_lab_model::ModelLimiter;
-use ratelimit_lab_reference::{Clock, Clocked, MonotonicClock, TokenBucket};
+use ratelimit_lab_reference::{Clock, Clocked, MonotonicClock, ShardedBucket, TokenBucket};
 
 /// Wall time for `iters` calls in all, split evenly over `threads` threads that start
-/// together, each walking the keys from its own offset. Checks that every call took `path`.
+/// together, each walking its own share of the keys (as when each thread serves its own
+/// clients), round and round. Checks that every call took `path`.
 fn wall<C: Contender>(c: &C, keys: &[String], path: Path, threads: usize, iters: u64) -> Duration {
     let per = iters.div_ceil(threads as u64);
     let walk = |t: usize| {
-        let mut i = t * keys.len() / threads;
+        let share = &keys[t * keys.len() / threads..(t + 1) * keys.len() / threads];
+        let mut i = 0;
         let mut admitted = 0u64;
         for _ in 0..per {
-            admitted += u64::from(c.call(&keys[i]));
+            admitted += u64::from(c.call(&share[i]));
             i += 1;
-            if i == keys.len() {
+            if i == share.len() {
                 i = 0;
             }
         }
@@ -74,7 +75,7 @@ fn allow(c: &mut Criterion) {
                     b.iter_custom(|iters| wall(&reference, &keys, path, threads, iters))
                 });
                 drop(reference);
-                let sharded = ours::<ShardedLocks>(path, &keys);
+                let sharded = ours::<ShardedBucket>(path, &keys);
                 group.bench_function(id("sharded"), |b| {
                     b.iter_custom(|iters| wall(&sharded, &keys, path, threads, iters))
                 });
@@ -97,6 +98,31 @@ fn allow(c: &mut Criterion) {
 /// A limiter of `L` holding `n` keys, none of them full (each spent its one token at [`NOW`]).
 fn drained<L: Limiter>(n: usize) -> L {
     ours::<L>(Path::Reject, &keys(n)).0
+}
+
+/// Admissions with real time read inside each design's boundary, on 1 and 2 threads: the
+/// reference behind [`Clocked`]'s gate, [`ShardedBucket::allow_now`], and governor on its own
+/// clock.
+fn allow_clocked(c: &mut Criterion) {
+    let keys = keys(1_000);
+    let mut group = c.benchmark_group("allow_clocked_admit_1000keys");
+    group
+        .warm_up_time(Duration::from_millis(700))
+        .measurement_time(Duration::from_secs(2));
+    for threads in [1, 2] {
+        let id = |design: &str| BenchmarkId::new(design, format!("{threads}t"));
+        let (reference, sharded, gov) = clocked(&keys);
+        group.bench_function(id("reference"), |b| {
+            b.iter_custom(|iters| wall(&reference, &keys, Path::Admit, threads, iters))
+        });
+        group.bench_function(id("sharded"), |b| {
+            b.iter_custom(|iters| wall(&sharded, &keys, Path::Admit, threads, iters))
+        });
+        group.bench_function(id("governor"), |b| {
+            b.iter_custom(|iters| wall(&gov, &keys, Path::Admit, threads, iters))
+        });
+    }
+    group.finish();
 }
 
 /// `evict_full` and `replace_policy` over every key, at 10⁴, 10⁵ and 10⁶ keys: the pause
@@ -135,7 +161,7 @@ fn pauses(c: &mut Criterion) {
             b.iter_custom(|iters| cutover(&reference, &mut version, iters))
         });
         drop(reference);
-        let sharded = drained::<ShardedLocks>(n);
+        let sharded = drained::<ShardedBucket>(n);
         group.bench_function("sharded_evict_full", |b| {
             b.iter_custom(|iters| evict(&sharded, iters))
         });
@@ -247,6 +273,26 @@ fn ratios() {
             }
         }
     }
+    let group = "allow_clocked_admit_1000keys";
+    for threads in ["1t", "2t"] {
+        let Some(gov) = median(group, &format!("governor/{threads}")) else {
+            continue;
+        };
+        for design in ["reference", "sharded"] {
+            if let Some(ns) = median(group, &format!("{design}/{threads}")) {
+                println!(
+                    "{group:<28} {threads:<8} {design:>14} {ns:>11.1} {gov:>12.1} {:>10.2}x",
+                    ns / gov
+                );
+            }
+        }
+    }
+    if let (Some(r), Some(s)) = (median(group, "reference/2t"), median(group, "sharded/2t")) {
+        println!(
+            "sharded throughput on 2 threads, clock read inside: {:.2}x the reference's",
+            r / s
+        );
+    }
     println!("\npauses (median ms per call over every key):");
     for n in [10_000, 100_000, 1_000_000] {
         let group = format!("pause_{n}keys");
@@ -282,6 +328,7 @@ fn ratios() {
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     allow(&mut c);
+    allow_clocked(&mut c);
     pauses(&mut c);
     clock(&mut c);
     c.final_summary();

@@ -7,9 +7,8 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 
 use ratelimit_lab_api::Limiter;
 use ratelimit_lab_bench::{governor, keys, Path, NOW};
-use ratelimit_lab_catalog::alternatives::ShardedLocks;
 use ratelimit_lab_model::ModelLimiter;
-use ratelimit_lab_reference::TokenBucket;
+use ratelimit_lab_reference::{ShardedBucket, TokenBucket};
 
 /// The system allocator, counting live bytes.
 struct Counting;
@@ -77,7 +76,7 @@ fn main() {
     let n = 100_000;
     println!("heap bytes per tracked key at {n} keys (keys of 12 bytes, in the count):");
     println!("  reference      {:>8.1}", per_key::<TokenBucket>(n));
-    println!("  sharded        {:>8.1}", per_key::<ShardedLocks>(n));
+    println!("  sharded        {:>8.1}", per_key::<ShardedBucket>(n));
     println!("  specification  {:>8.1}", per_key::<ModelLimiter>(n));
     let keys = keys(n);
     let before = live();
@@ -92,7 +91,7 @@ fn main() {
     println!("\na flood of {strangers} new keys at max_keys = {max_keys}: live heap bytes before -> after");
     for (name, (before, after, refused)) in [
         ("reference", flood::<TokenBucket>(max_keys, strangers)),
-        ("sharded", flood::<ShardedLocks>(max_keys, strangers)),
+        ("sharded", flood::<ShardedBucket>(max_keys, strangers)),
     ] {
         println!(
             "  {name:<14} {before:>10} -> {after:>10} ({:+} bytes; {refused} refused)",

@@ -11,8 +11,7 @@
 use std::hint::black_box;
 
 use ratelimit_lab_bench::{governor, keys, ours, Contender, Path};
-use ratelimit_lab_catalog::alternatives::ShardedLocks;
-use ratelimit_lab_reference::TokenBucket;
+use ratelimit_lab_reference::{ShardedBucket, TokenBucket};
 
 fn run<C: Contender>(c: &C, keys: &[String]) -> u64 {
     let mut admitted = 0;
@@ -30,7 +29,7 @@ fn main() {
     };
     let keys = keys(1_000);
     let admitted = match args.get(1).map(String::as_str) {
-        Some("sharded") => run(&ours::<ShardedLocks>(path, &keys), &keys),
+        Some("sharded") => run(&ours::<ShardedBucket>(path, &keys), &keys),
         Some("governor") => run(&governor(path, &keys), &keys),
         _ => run(&ours::<TokenBucket>(path, &keys), &keys),
     };

@@ -10,8 +10,10 @@ use std::num::NonZeroU32;
 use governor::clock::{Clock, FakeRelativeClock};
 use governor::middleware::NoOpMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
+use governor::DefaultKeyedRateLimiter;
 use governor::{Quota, RateLimiter};
 use ratelimit_lab_api::{Limiter, Policy};
+use ratelimit_lab_reference::{Clocked, MonotonicClock, ShardedBucket, TokenBucket};
 
 /// The time every benchmarked call is made at, in nanoseconds.
 pub const NOW: u64 = 1_000_000_000;
@@ -72,7 +74,9 @@ pub type Governor = RateLimiter<
 
 /// One design under measurement: a call on a key, answering whether it was admitted.
 pub trait Contender: Sync {
-    /// One admission decision for `key` at [`NOW`], cost one token.
+    /// One admission decision for `key` at [`NOW`], cost one token. (A `&String`, not a
+    /// `&str`: governor's keyed limiter takes a reference to its key type.)
+    #[allow(clippy::ptr_arg)]
     fn call(&self, key: &String) -> bool;
 }
 
@@ -119,4 +123,59 @@ pub fn governor(path: Path, keys: &[String]) -> Governor {
         assert!(limiter.check_key(key).is_ok(), "a new key starts full");
     }
     limiter
+}
+
+/// The reference with time read from the machine's monotonic clock inside [`Clocked`]'s gate.
+#[derive(Debug)]
+pub struct ClockedReference(pub Clocked<TokenBucket, MonotonicClock>);
+
+impl Contender for ClockedReference {
+    #[inline]
+    fn call(&self, key: &String) -> bool {
+        matches!(self.0.allow(key, 1), Ok(d) if d.allowed)
+    }
+}
+
+/// [`ShardedBucket`] reading the machine's monotonic clock inside its own boundary.
+#[derive(Debug)]
+pub struct ClockedSharded(pub ShardedBucket, pub MonotonicClock);
+
+impl Contender for ClockedSharded {
+    #[inline]
+    fn call(&self, key: &String) -> bool {
+        matches!(self.0.allow_now(key, 1, &self.1), Ok(d) if d.allowed)
+    }
+}
+
+/// governor's keyed limiter on its default (real) clock.
+pub struct RealGovernor(pub DefaultKeyedRateLimiter<String>);
+
+impl Contender for RealGovernor {
+    #[inline]
+    fn call(&self, key: &String) -> bool {
+        self.0.check_key(key).is_ok()
+    }
+}
+
+/// The three designs on the admit path with real time, each tracking `keys`.
+///
+/// # Panics
+///
+/// When a design refuses the workload.
+pub fn clocked(keys: &[String]) -> (ClockedReference, ClockedSharded, RealGovernor) {
+    let policy = Path::Admit.policy();
+    let build = |e: ratelimit_lab_api::LimitError| -> ! { panic!("{e}") };
+    let reference = ClockedReference(Clocked::new(
+        TokenBucket::new(policy, keys.len()).unwrap_or_else(|e| build(e)),
+        MonotonicClock::new(),
+    ));
+    let sharded = ClockedSharded(
+        ShardedBucket::new(policy, keys.len()).unwrap_or_else(|e| build(e)),
+        MonotonicClock::new(),
+    );
+    let gov = RealGovernor(RateLimiter::keyed(Path::Admit.quota()));
+    for key in keys {
+        assert!(reference.call(key) && sharded.call(key) && gov.call(key));
+    }
+    (reference, sharded, gov)
 }

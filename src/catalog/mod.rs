@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 
 use crate::model::ModelLimiter;
-use crate::reference::TokenBucket;
+use crate::reference::{ShardedBucket, TokenBucket};
 use crate::suite::schedule::Backend;
 use crate::suite::{explore_concurrency, grade, Kind, Report, Suspect};
 use crate::{LimitError, Limiter, Mistake, Policy, Requirement};
@@ -164,6 +164,13 @@ macro_rules! harness_table {
                 build: boxed::<ModelLimiter>,
                 grade: grade::<ModelLimiter>,
                 explore: explore_concurrency::<ModelLimiter>,
+            },
+            Design {
+                name: "ShardedBucket",
+                role: Role::Correct,
+                build: boxed::<ShardedBucket>,
+                grade: grade::<ShardedBucket>,
+                explore: explore_concurrency::<ShardedBucket>,
             },
             $( Design {
                 name: stringify!($name),

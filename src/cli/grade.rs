@@ -15,7 +15,7 @@ use ratelimit_lab::catalog::{self, Design, Role, DESIGNS};
 use ratelimit_lab::suite::{env, CheckResult, Mistake, Report, Requirement, Status};
 use serde::Serialize;
 
-use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
+use super::{fail, print_out, table, timings, EXIT_FAILURE, EXIT_USAGE};
 
 /// The wall time one design's full grade may take (the budget on a two-core machine,
 /// after compilation). Exceeding it is reported, not failed: the machine may be loaded.
@@ -53,6 +53,12 @@ pub struct Args {
     /// cores, do not contend with another design's (side by side they are usually slower).
     #[arg(long, value_name = "N", default_value = "1")]
     jobs: NonZeroUsize,
+
+    /// After the card, a table of how fast each design was graded: the whole grade's wall
+    /// time, property cases per second, stress rounds per second (std builds), and for a
+    /// design that fails, the time until its first counterexample.
+    #[arg(long)]
+    timings: bool,
 }
 
 /// Output formats of `grade`.
@@ -228,8 +234,8 @@ fn slowest(graded: &[Graded]) -> Option<&Graded> {
     graded.iter().max_by_key(|g| g.wall)
 }
 
-/// The report card as text: the table, the explanations asked for, the contradictions, then
-/// the timings.
+/// The report card as text: the table, the explanations asked for, the contradictions, the
+/// total time, then the timings table when asked for.
 fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
     let rows: Vec<Vec<String>> = graded
         .iter()
@@ -302,6 +308,14 @@ fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
             "reports written to {}/<design>/results.json and gradescope.json\n",
             dir.display()
         ));
+    }
+    if args.timings {
+        let rows: Vec<(&str, timings::Timings)> = graded
+            .iter()
+            .map(|g| (g.design.name, timings::of(&g.report, g.wall)))
+            .collect();
+        out.push_str("\ntimings (each check's own wall time, checks one after another):\n");
+        out.push_str(&timings::render(&rows));
     }
     out
 }

@@ -5,6 +5,7 @@ mod grade;
 mod replay;
 mod submission;
 mod table;
+mod timings;
 mod walkthrough;
 
 use std::io::{self, Write};

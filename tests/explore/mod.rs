@@ -22,7 +22,7 @@ use ratelimit_lab::catalog::mistakes::{
 };
 use ratelimit_lab::explore::{execute, judge, run_sequentially, Execution, Scenario};
 use ratelimit_lab::model::{Op, Outcome};
-use ratelimit_lab::reference::{Clock, Clocked, ManualClock, TokenBucket};
+use ratelimit_lab::reference::{Clock, Clocked, ManualClock, ShardedBucket, TokenBucket};
 use ratelimit_lab::sync::{thread, Arc};
 use ratelimit_lab::{Decision, LimitError, Limiter, Mistake, Policy, Snapshot, UNITS_PER_TOKEN};
 
@@ -277,6 +277,74 @@ pub fn caller_sampled_race() -> usize {
         clock.advance(1);
         let now = clock.now_nanos();
         limiter.allow("k", 1, now)
+    });
+    let mut backwards = 0;
+    for r in [a.join().unwrap(), b.join().unwrap()] {
+        match r {
+            Ok(_) => {}
+            Err(LimitError::TimeWentBackwards {
+                now: 100,
+                observed: 101,
+            }) => backwards += 1,
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    backwards
+}
+
+/// A sharded limiter already tracking two keys it keeps in different shards (new keys would
+/// take its key-count lock, which orders them anyway), seen at time 100.
+fn sharded() -> (Arc<ShardedBucket>, &'static str, &'static str) {
+    let limiter = ShardedBucket::new(policy(1, 10, 2), 4).unwrap();
+    for key in ["a", "b"] {
+        assert!(limiter.allow(key, 1, 100).unwrap().allowed);
+    }
+    (Arc::new(limiter), "a", "b")
+}
+
+/// `ShardedBucket` reads the clock inside its boundary with no lock shared by every call: one
+/// thread spends on one key while another advances the clock and spends on a key of another
+/// shard, then evicts. Every call must succeed, and the observed time must be the later
+/// reading.
+pub fn sharded_clock_race() {
+    let clock = Arc::new(ManualClock::new(100));
+    let (limiter, x, y) = sharded();
+    let (l, c) = (Arc::clone(&limiter), Shared(Arc::clone(&clock)));
+    let a = thread::spawn(move || l.allow_now(x, 1, &c));
+    let (l, c) = (Arc::clone(&limiter), Shared(Arc::clone(&clock)));
+    let b = thread::spawn(move || {
+        clock.advance(1);
+        l.allow_now(y, 1, &c)
+    });
+    let a = a.join().unwrap();
+    let b = b.join().unwrap();
+    let evicted = limiter.evict_full_now(&Shared(Arc::new(ManualClock::new(101))));
+    assert!(
+        a.is_ok() && b.is_ok() && evicted.is_ok(),
+        "{a:?} {b:?} {evicted:?}"
+    );
+    let observed = limiter.snapshot().map(|s| s.observed_nanos);
+    assert_eq!(
+        observed,
+        Some(101),
+        "the later reading is the observed time"
+    );
+}
+
+/// The same race on `ShardedBucket` with each caller reading the clock itself: returns how
+/// many calls were refused for delivering 100 after 101 (panicking on any other error).
+pub fn sharded_caller_sampled_race() -> usize {
+    let clock = Arc::new(ManualClock::new(100));
+    let (limiter, x, y) = sharded();
+    let (l, c) = (Arc::clone(&limiter), Arc::clone(&clock));
+    let a = thread::spawn(move || {
+        let now = c.now_nanos();
+        l.allow(x, 1, now)
+    });
+    let b = thread::spawn(move || {
+        clock.advance(1);
+        let now = clock.now_nanos();
+        limiter.allow(y, 1, now)
     });
     let mut backwards = 0;
     for r in [a.join().unwrap(), b.join().unwrap()] {
