@@ -21,8 +21,8 @@ use ratelimit_lab::Limiter;
 use explore::{
     caller_sampled_race, clocked_race, evict_vs_allow, exactly_one_spends_the_last_token,
     known_bad_designs_match_the_specification_sequentially, last_token, linearizable, nothing_more,
-    one_cutover_wins, replace_vs_allow, replace_vs_replace, scenarios, sharded_caller_sampled_race,
-    sharded_clock_race, the_cutover_keeps_the_spend, the_spend_survives_eviction, Observed,
+    one_cutover_wins, replace_vs_allow, replace_vs_replace, scenarios, the_cutover_keeps_the_spend,
+    the_spend_survives_eviction, Observed,
 };
 
 /// Runs `f` on every interleaving loom explores, passing it the number of the execution (from
@@ -109,24 +109,11 @@ fn clocked_samples_never_arrive_out_of_order() {
     assert!(n > 1);
 }
 
-#[test]
-fn sharded_clock_readings_never_arrive_out_of_order() {
-    let n = model(|_| sharded_clock_race());
-    println!("{n} executions explored");
-    assert!(n > 1);
-}
-
-#[test]
-fn sharded_caller_sampled_time_arrives_out_of_order_in_some_interleaving() {
-    let backwards = Arc::new(AtomicUsize::new(0));
-    let seen = Arc::clone(&backwards);
-    let n = model(move |_| {
-        seen.fetch_add(sharded_caller_sampled_race(), SeqCst);
-    });
-    let late = backwards.load(SeqCst);
-    println!("{n} executions explored, {late} delivered the older reading last");
-    assert!(late > 0, "no interleaving delivered the older reading last");
-}
+// `ShardedBucket`'s clock readings are checked under shuttle only (tests/shuttle.rs): the
+// race they guard is between a lone atomic load and another thread's `fetch_max`, and loom
+// did not reach it here (a variant without the re-read passed 39 explored executions, and the
+// caller-sampled race was found in 0 of 27), while shuttle fails that variant and finds the
+// race.
 
 #[test]
 fn caller_sampled_time_arrives_out_of_order_in_some_interleaving() {
