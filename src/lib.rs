@@ -13,6 +13,7 @@ pub use ratelimit_lab_reference as reference;
 pub mod catalog;
 mod grade_card;
 pub use grade_card::grade_card;
+pub mod fixtures;
 pub mod lesson;
 pub use suite::explore;
 // Checks return `Result<(), Failure>`: a failure carries its whole trace, and it is the cold

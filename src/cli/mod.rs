@@ -1,6 +1,7 @@
 //! Command-line interface: one [`Command`] variant per subcommand, one module per variant.
 
 mod explore;
+mod fixtures;
 mod grade;
 mod replay;
 mod submission;
@@ -38,6 +39,9 @@ enum Command {
     /// states and hold the same state; at the first disagreement the step, the expected
     /// outcome and both actual ones are reported and the exit status is 1.
     Walkthrough(walkthrough::Args),
+    /// Build verified walkthrough fixtures (JSON, SVG pictures, an index and a page) from
+    /// authored walkthrough files, or check a fixture directory against a fresh build.
+    Fixtures(fixtures::Args),
     /// Grade the reference and every catalogued design, and print a report card.
     ///
     /// Each design runs the whole conformance suite, one check after another. The card shows
@@ -88,6 +92,7 @@ pub fn run() -> ExitCode {
     };
     match cli.command {
         Command::Walkthrough(args) => walkthrough::run(&args),
+        Command::Fixtures(args) => fixtures::run(&args),
         Command::Grade(args) => grade::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Explore(args) => explore::run(&args),

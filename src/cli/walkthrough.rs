@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
+use ratelimit_lab::lesson::words::{describe_policy, outcome_cell, state_after};
 use ratelimit_lab::lesson::{self, CheckFailure, CheckedStep, Step, Walkthrough};
 use ratelimit_lab::model::{Op, Outcome};
-use ratelimit_lab::{Policy, UNITS_PER_TOKEN};
+use ratelimit_lab::Policy;
 use serde::Serialize;
 
 use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
@@ -17,8 +18,13 @@ pub struct Args {
     /// Show only the walkthrough with this id (default: all).
     ///
     /// An unknown id is an error (exit status 2) that lists the valid ones.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", conflicts_with = "file")]
     id: Option<String>,
+
+    /// Replay an authored walkthrough file (the format of testdata/README.md) instead of the
+    /// lesson's: a bad file or a wrong expectation is reported with its step (exit status 1).
+    #[arg(long, value_name = "FILE")]
+    file: Option<std::path::PathBuf>,
 
     /// How to print the checked walkthroughs.
     #[arg(long, value_enum, default_value_t = Format::Table)]
@@ -37,9 +43,15 @@ enum Format {
 /// Runs `walkthrough`: exit status `0` when every shown step agrees, `1` at the first
 /// disagreement (reported on standard error), `2` for an unknown `--id`.
 pub fn run(args: &Args) -> ExitCode {
-    let all = match lesson::walkthroughs() {
+    let loaded = match &args.file {
+        Some(path) => ratelimit_lab::fixtures::source::read_file(path)
+            .map(|s| vec![s.walkthrough])
+            .map_err(|e| e.to_string()),
+        None => lesson::walkthroughs().map_err(|e| e.to_string()),
+    };
+    let all = match loaded {
         Ok(all) => all,
-        Err(e) => return fail(EXIT_FAILURE, &e.to_string()),
+        Err(e) => return fail(EXIT_FAILURE, &e),
     };
     let selected: Vec<&Walkthrough> = match &args.id {
         None => all.iter().collect(),
@@ -126,100 +138,6 @@ fn row(checked: &CheckedStep, step: &Step) -> Vec<String> {
     ]
 }
 
-/// The outcome in the lesson's style, followed by the lesson's own words when they say more.
-fn outcome_cell(outcome: &Outcome, seed: Option<&str>) -> String {
-    let text = describe_outcome(outcome);
-    match seed {
-        Some(words) if !text.starts_with(words) => format!("{text} (lesson: {words})"),
-        _ => text,
-    }
-}
-
-fn describe_outcome(outcome: &Outcome) -> String {
-    match outcome {
-        Outcome::Decision(d) if d.allowed => format!("Allowed; {}", remain(d.whole_tokens)),
-        Outcome::Decision(d) => format!(
-            "Rejected; retry after {} ns; {}",
-            d.retry_after_nanos,
-            remain(d.whole_tokens)
-        ),
-        Outcome::Evicted { removed } => format!("Evicted {removed}"),
-        Outcome::Replaced => "Replaced".to_owned(),
-        Outcome::KeyCount { keys } => format!("{keys} keys tracked"),
-        Outcome::Error(e) => format!("Error: {e}"),
-    }
-}
-
-/// `0 tokens remain`, `1 token remains`: whole tokens, as a decision reports them.
-fn remain(whole_tokens: u64) -> String {
-    if whole_tokens == 1 {
-        "1 token remains".to_owned()
-    } else {
-        format!("{whole_tokens} tokens remain")
-    }
-}
-
-fn describe_policy(p: &Policy) -> String {
-    format!(
-        "policy v{}: capacity {}, {} tokens/s",
-        p.version(),
-        p.capacity(),
-        p.tokens_per_second()
-    )
-}
-
-/// The model's exact balance after the step: the touched key for `allow`, every key (and the
-/// policy, for `replace_policy`) otherwise.
-fn state_after(checked: &CheckedStep, op: &Op) -> String {
-    match op {
-        Op::Allow { key, .. } => match checked.balances.get(key) {
-            Some(&units) => balance(key, units),
-            None => format!(
-                "{key}: not tracked ({} keys tracked)",
-                checked.balances.len()
-            ),
-        },
-        Op::EvictFull { .. } | Op::KeyCount => all_balances(&checked.balances),
-        Op::ReplacePolicy { .. } => format!(
-            "v{} (capacity {}, {}/s); {}",
-            checked.snapshot.policy.version(),
-            checked.snapshot.policy.capacity(),
-            checked.snapshot.policy.tokens_per_second(),
-            all_balances(&checked.balances)
-        ),
-    }
-}
-
-fn all_balances(balances: &BTreeMap<String, u128>) -> String {
-    if balances.is_empty() {
-        return "no keys tracked".to_owned();
-    }
-    balances
-        .iter()
-        .map(|(key, &units)| balance(key, units))
-        .collect::<Vec<_>>()
-        .join("; ")
-}
-
-/// `k: 0.5 tokens (500000000 units)`.
-fn balance(key: &str, units: u128) -> String {
-    let unit = u128::from(UNITS_PER_TOKEN);
-    let noun = if units == unit { "token" } else { "tokens" };
-    format!("{key}: {} {noun} ({units} units)", tokens(units))
-}
-
-/// Exact decimal tokens: `10`, `0.5`, `0.999999999`.
-fn tokens(units: u128) -> String {
-    let unit = u128::from(UNITS_PER_TOKEN);
-    let (whole, fraction) = (units / unit, units % unit);
-    if fraction == 0 {
-        whole.to_string()
-    } else {
-        let digits = format!("{fraction:09}");
-        format!("{whole}.{}", digits.trim_end_matches('0'))
-    }
-}
-
 /// One walkthrough in `--format json`.
 #[derive(Serialize)]
 struct JsonWalkthrough<'a> {
@@ -288,37 +206,4 @@ fn print_json(selected: &[&Walkthrough]) -> Result<(), String> {
         .map_err(|e| format!("cannot encode the walkthroughs as JSON: {e}"))?;
     text.push('\n');
     print_out(&text).map_err(|e| format!("cannot write to standard output: {e}"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn tokens_are_exact_decimals() {
-        assert_eq!(tokens(0), "0");
-        assert_eq!(tokens(500_000_000), "0.5");
-        assert_eq!(tokens(999_999_999), "0.999999999");
-        assert_eq!(tokens(10_000_000_000), "10");
-        assert_eq!(tokens(1_000_000_002), "1.000000002");
-        assert_eq!(balance("k", 1_000_000_000), "k: 1 token (1000000000 units)");
-        assert_eq!(balance("k", 500_000_000), "k: 0.5 tokens (500000000 units)");
-    }
-
-    #[test]
-    fn lesson_words_are_added_only_when_they_say_more() {
-        let rejected = Outcome::Decision(ratelimit_lab::Decision {
-            allowed: false,
-            whole_tokens: 0,
-            retry_after_nanos: 500_000_000,
-        });
-        assert_eq!(
-            outcome_cell(&rejected, Some("Rejected; retry after 500000000 ns")),
-            "Rejected; retry after 500000000 ns; 0 tokens remain"
-        );
-        assert_eq!(
-            outcome_cell(&rejected, Some("Rejected; half a token accumulated")),
-            "Rejected; retry after 500000000 ns; 0 tokens remain (lesson: Rejected; half a token accumulated)"
-        );
-    }
 }

@@ -28,8 +28,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod words;
+
 use crate::model::{Model, Op, Outcome};
-use crate::reference::TokenBucket;
+use crate::reference::{FixedWindow, SlidingLog, TokenBucket};
 use crate::{LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
 /// Every lesson file, by file name, with its text compiled in.
@@ -54,6 +56,8 @@ const FILES: &[(&str, &str)] = lesson_files![
     "no_top_up_on_capacity_increase.json",
     "new_keys_after_cutover_start_at_new_capacity.json",
     "time_reversal_rejected.json",
+    "token_bucket_beside_fixed_window_and_sliding_log.json",
+    "extremes_max_quantity_and_last_nanosecond.json",
 ];
 
 /// One worked example, trace or contract check of the lesson: a limiter configuration and the
@@ -72,8 +76,89 @@ pub struct Walkthrough {
     pub policy: Policy,
     /// The bound on tracked keys; at least `1`.
     pub max_keys: usize,
+    /// Designs with another contract that take the same calls beside the token bucket (the
+    /// seed's fixed-window and sliding-log comparison); each step then states their verdicts
+    /// in [`Step::beside`].
+    #[serde(default, skip_serializing_if = "Baselines::is_empty")]
+    pub baselines: Baselines,
     /// The steps, applied in order to one limiter; never empty.
     pub steps: Vec<Step>,
+}
+
+/// The baselines a [`Walkthrough`] runs beside the token bucket. Each admits unit calls on
+/// one key, so a walkthrough with a baseline has only `allow` steps of cost `1` on one key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Baselines {
+    /// The seed's [`FixedWindow`]: at most `capacity` calls
+    /// per one-second window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fixed_window: Option<FixedWindowBaseline>,
+    /// A [`SlidingLog`]: at most `capacity` calls in any
+    /// window of `window_nanos`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sliding_log: Option<SlidingLogBaseline>,
+}
+
+impl Baselines {
+    /// Whether no baseline is configured.
+    pub fn is_empty(&self) -> bool {
+        self.fixed_window.is_none() && self.sliding_log.is_none()
+    }
+
+    /// The configured baselines' names, in a fixed order (`fixed_window`, `sliding_log`).
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        if self.fixed_window.is_some() {
+            names.push(FIXED_WINDOW);
+        }
+        if self.sliding_log.is_some() {
+            names.push(SLIDING_LOG);
+        }
+        names
+    }
+}
+
+/// The name of the fixed-window baseline in [`Step::beside`].
+pub const FIXED_WINDOW: &str = "fixed_window";
+/// The name of the sliding-log baseline in [`Step::beside`].
+pub const SLIDING_LOG: &str = "sliding_log";
+
+/// The configuration of the fixed-window baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FixedWindowBaseline {
+    /// Calls admitted per one-second window, in `1..=MAX_QUANTITY`.
+    pub capacity: u64,
+}
+
+/// The configuration of the sliding-log baseline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlidingLogBaseline {
+    /// Calls admitted in any window, in `1..=MAX_QUANTITY`.
+    pub capacity: u64,
+    /// The window's length in nanoseconds; at least `1`.
+    pub window_nanos: u64,
+}
+
+/// A baseline's answer to one call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// The call was admitted.
+    Admitted,
+    /// The call was refused for now.
+    Rejected,
+}
+
+impl fmt::Display for Verdict {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Verdict::Admitted => "admitted",
+            Verdict::Rejected => "rejected",
+        })
+    }
 }
 
 /// One step of a [`Walkthrough`]: an operation and the outcome the lesson expects of it.
@@ -92,6 +177,10 @@ pub struct Step {
     pub seed_outcome: Option<String>,
     /// The requirement or invariant the step demonstrates.
     pub invariant: String,
+    /// Each configured baseline's verdict on the same call, by name ([`FIXED_WINDOW`],
+    /// [`SLIDING_LOG`]); exactly the walkthrough's baselines, or empty when it has none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub beside: BTreeMap<String, Verdict>,
 }
 
 /// Why the lesson data could not be loaded. Only a broken build can produce one: the data is
@@ -137,8 +226,8 @@ impl std::error::Error for LessonError {}
 /// # Errors
 ///
 /// [`LessonError::Parse`] when a file is not a [`Walkthrough`] in JSON;
-/// [`LessonError::Invalid`] when its `id` differs from its file name, an `id` repeats,
-/// `steps` is empty or `max_keys` is `0`.
+/// [`LessonError::Invalid`] when its `id` differs from its file name, an `id` repeats, or it
+/// breaks a rule of [`Walkthrough::validate`].
 pub fn walkthroughs() -> Result<Vec<Walkthrough>, LessonError> {
     let mut seen = BTreeSet::new();
     let mut all = Vec::with_capacity(FILES.len());
@@ -157,12 +246,7 @@ pub fn walkthroughs() -> Result<Vec<Walkthrough>, LessonError> {
         if !seen.insert(w.id.clone()) {
             return Err(invalid(format!("id {:?} is used twice", w.id)));
         }
-        if w.steps.is_empty() {
-            return Err(invalid("steps must not be empty".to_owned()));
-        }
-        if w.max_keys == 0 {
-            return Err(invalid("max_keys must be at least 1".to_owned()));
-        }
+        w.validate().map_err(invalid)?;
         all.push(w);
     }
     Ok(all)
@@ -183,6 +267,8 @@ pub struct CheckedStep {
     pub balances: BTreeMap<String, u128>,
     /// The state after the step, identical in the model and the reference.
     pub snapshot: Snapshot,
+    /// Each baseline's verdict on the step, as stated and as the baseline returned.
+    pub beside: BTreeMap<String, Verdict>,
 }
 
 /// The first point at which a replay stopped agreeing.
@@ -216,6 +302,19 @@ pub enum CheckFailure {
         model: Snapshot,
         /// The reference's state (`None` if it reported none).
         reference: Option<Snapshot>,
+    },
+    /// A baseline's verdict differs from the one the step states.
+    Baseline {
+        /// The step's position, from `1`.
+        step: usize,
+        /// The step's action text.
+        action: String,
+        /// The baseline's name ([`FIXED_WINDOW`] or [`SLIDING_LOG`]).
+        baseline: String,
+        /// The verdict the walkthrough states.
+        expected: Verdict,
+        /// What the baseline returned: a verdict, or the error it refused the call with.
+        actual: Result<Verdict, LimitError>,
     },
     /// The shared state after the step breaks invariant I1 or I3.
     Invariant {
@@ -262,6 +361,20 @@ impl fmt::Display for CheckFailure {
                     .as_ref()
                     .map_or_else(|| "no snapshot".to_owned(), json)
             ),
+            CheckFailure::Baseline {
+                step,
+                action,
+                baseline,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "step {step} ({action}): the {baseline} baseline disagrees\n  expected:  {expected}\n  {baseline}: {}",
+                match actual {
+                    Ok(verdict) => verdict.to_string(),
+                    Err(e) => format!("error: {e}"),
+                }
+            ),
             CheckFailure::Invariant {
                 step,
                 action,
@@ -284,6 +397,69 @@ pub struct Replay {
 }
 
 impl Walkthrough {
+    /// Checks the rules of the format a parser cannot: `steps` is not empty, `max_keys` is
+    /// at least `1`; with baselines, every step is an `allow` of cost `1` on one key, states
+    /// exactly the configured baselines' verdicts and the baselines' parameters are in range;
+    /// without, no step states a verdict.
+    ///
+    /// # Errors
+    ///
+    /// The first rule broken, in words naming the step (from `1`).
+    pub fn validate(&self) -> Result<(), String> {
+        if self.steps.is_empty() {
+            return Err("steps must not be empty".to_owned());
+        }
+        if self.max_keys == 0 {
+            return Err("max_keys must be at least 1".to_owned());
+        }
+        if let Some(fw) = self.baselines.fixed_window {
+            if fw.capacity == 0 || fw.capacity > crate::MAX_QUANTITY {
+                return Err(format!(
+                    "baselines.fixed_window.capacity must be in 1..={}",
+                    crate::MAX_QUANTITY
+                ));
+            }
+        }
+        if let Some(sl) = self.baselines.sliding_log {
+            if sl.capacity == 0 || sl.capacity > crate::MAX_QUANTITY || sl.window_nanos == 0 {
+                return Err(format!(
+                    "baselines.sliding_log needs capacity in 1..={} and window_nanos of at least 1",
+                    crate::MAX_QUANTITY
+                ));
+            }
+        }
+        let names = self.baselines.names();
+        let mut key_seen: Option<&str> = None;
+        for (index, step) in self.steps.iter().enumerate() {
+            let number = index + 1;
+            let stated: Vec<&str> = step.beside.keys().map(String::as_str).collect();
+            if stated != names {
+                return Err(format!(
+                    "step {number}: beside must name exactly the walkthrough's baselines {names:?}, not {stated:?}"
+                ));
+            }
+            if names.is_empty() {
+                continue;
+            }
+            match &step.op {
+                Op::Allow { key, cost: 1, .. } => match key_seen {
+                    Some(first) if first != key => {
+                        return Err(format!(
+                            "step {number}: a walkthrough with baselines uses one key ({first:?}), not {key:?}"
+                        ))
+                    }
+                    _ => key_seen = Some(key),
+                },
+                _ => {
+                    return Err(format!(
+                        "step {number}: a walkthrough with baselines has only allow steps of cost 1"
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs every step on a fresh [`Model`] and a fresh reference [`TokenBucket`], in
     /// order, and stops at the first step where the model's outcome, the reference's outcome
     /// and [`Step::expect`] are not all equal, where the two states differ afterwards, or
@@ -293,8 +469,9 @@ impl Walkthrough {
         let mut steps = Vec::with_capacity(self.steps.len());
         let built = Model::new(self.policy, self.max_keys)
             .and_then(|m| TokenBucket::new(self.policy, self.max_keys).map(|r| (m, r)));
-        let (mut model, reference) = match built {
-            Ok(pair) => pair,
+        let built = built.and_then(|pair| Ok((pair, Beside::new(&self.baselines)?)));
+        let ((mut model, reference), beside) = match built {
+            Ok(all) => all,
             Err(error) => {
                 return Replay {
                     steps,
@@ -303,7 +480,7 @@ impl Walkthrough {
             }
         };
         for (index, step) in self.steps.iter().enumerate() {
-            match check_step(index + 1, step, &mut model, &reference) {
+            match check_step(index + 1, step, &mut model, &reference, &beside) {
                 Ok(checked) => steps.push(checked),
                 Err(failure) => {
                     return Replay {
@@ -320,11 +497,52 @@ impl Walkthrough {
     }
 }
 
+/// The baselines of one replay, built from a walkthrough's [`Baselines`].
+struct Beside {
+    fixed_window: Option<FixedWindow>,
+    sliding_log: Option<SlidingLog>,
+}
+
+impl Beside {
+    fn new(b: &Baselines) -> Result<Self, LimitError> {
+        Ok(Beside {
+            fixed_window: b
+                .fixed_window
+                .map(|c| FixedWindow::new(c.capacity))
+                .transpose()?,
+            sliding_log: b
+                .sliding_log
+                .map(|c| SlidingLog::new(c.capacity, c.window_nanos))
+                .transpose()?,
+        })
+    }
+
+    /// Every configured baseline's verdict on a call at `now`.
+    fn verdicts(&self, now: u64) -> Vec<(&'static str, Result<Verdict, LimitError>)> {
+        let verdict = |admitted: bool| {
+            if admitted {
+                Verdict::Admitted
+            } else {
+                Verdict::Rejected
+            }
+        };
+        let mut all = Vec::new();
+        if let Some(fw) = &self.fixed_window {
+            all.push((FIXED_WINDOW, fw.allow(now).map(verdict)));
+        }
+        if let Some(sl) = &self.sliding_log {
+            all.push((SLIDING_LOG, sl.allow(now).map(verdict)));
+        }
+        all
+    }
+}
+
 fn check_step(
     number: usize,
     step: &Step,
     model: &mut Model,
     reference: &TokenBucket,
+    baselines: &Beside,
 ) -> Result<CheckedStep, Box<CheckFailure>> {
     let by_model = model.apply(&step.op);
     let by_reference = step.op.run_on(reference);
@@ -336,6 +554,28 @@ fn check_step(
             model: by_model,
             reference: by_reference,
         }));
+    }
+    let mut beside = BTreeMap::new();
+    if let (Some(now), false) = (step.op.now(), step.beside.is_empty()) {
+        for (name, actual) in baselines.verdicts(now) {
+            let expected = step.beside.get(name).copied();
+            match (expected, actual) {
+                (Some(expected), Ok(actual)) if expected == actual => {
+                    beside.insert(name.to_owned(), actual);
+                }
+                (expected, actual) => {
+                    return Err(Box::new(CheckFailure::Baseline {
+                        step: number,
+                        action: step.action.clone(),
+                        baseline: name.to_owned(),
+                        // `validate` makes every step name every baseline; a step that does
+                        // not is reported as expecting an admission.
+                        expected: expected.unwrap_or(Verdict::Admitted),
+                        actual,
+                    }));
+                }
+            }
+        }
     }
     let snapshot = model.snapshot();
     let reference_snapshot = reference.snapshot();
@@ -382,6 +622,7 @@ fn check_step(
         at_nanos,
         balances,
         snapshot,
+        beside,
     })
 }
 
@@ -397,12 +638,23 @@ mod tests {
             std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/lesson"))
                 .unwrap()
                 .map(|e| e.unwrap().file_name().into_string().unwrap())
-                .filter(|name| name.ends_with(".json"))
+                .filter(|name| name.ends_with(".json") && name != "order.json")
                 .collect();
         let listed: BTreeSet<String> = FILES.iter().map(|(f, _)| (*f).to_owned()).collect();
         assert_eq!(
             on_disk, listed,
             "every testdata/lesson/*.json file must be in FILES"
+        );
+    }
+
+    #[test]
+    fn the_order_file_gives_the_teaching_order() {
+        let text = include_str!("../../testdata/lesson/order.json");
+        let order: Vec<String> = serde_json::from_str(text).unwrap();
+        let ids: Vec<String> = walkthroughs().unwrap().into_iter().map(|w| w.id).collect();
+        assert_eq!(
+            order, ids,
+            "testdata/lesson/order.json must list FILES in order"
         );
     }
 

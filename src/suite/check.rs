@@ -2,7 +2,7 @@ use serde::Serialize;
 
 use super::subject::Subject;
 
-use super::{arithmetic, concurrency, properties, scenarios, Failure, Mistake};
+use super::{arithmetic, concurrency, lesson_fixtures, properties, scenarios, Failure, Mistake};
 use crate::{Invariant, Requirement};
 
 /// The kind of evidence a check gathers.
@@ -124,6 +124,12 @@ macro_rules! __suite_checks {
                 "replace_policy racing spends on many keys never publishes balances read before a spend";
             c37 r2_concurrent_histories_linearize: R2, Some(I2), Some(DoubleSpend), Concurrency, 4, concurrency,
                 "the last token contended, times across keys, random allow / evict_full / replace_policy: every history linearizes";
+            c38 r1_lesson_fixtures_replay: R1, Some(I1), None, Scenario, 1, lesson_fixtures,
+                "the lesson's verified fixtures of refill, boundaries, errors and extremes replay step by step, states included";
+            c39 r3_lesson_fixtures_replay: R3, Some(I3), None, Scenario, 1, lesson_fixtures,
+                "the lesson's verified fixtures of eviction and the key bound replay step by step, states included";
+            c40 r4_lesson_fixtures_replay: R4, Some(I4), None, Scenario, 1, lesson_fixtures,
+                "the lesson's verified fixtures of policy cutover replay step by step, states included";
         }
     };
 }

@@ -50,6 +50,7 @@ pub mod generate;
 // Only loom builds use it; its tests run in every mode.
 #[cfg_attr(not(loom), allow(dead_code))]
 mod hosted;
+mod lesson_fixtures;
 pub mod level;
 pub mod linearizability;
 mod minimal;

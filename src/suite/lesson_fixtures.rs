@@ -1,0 +1,69 @@
+//! The shipped walkthrough fixtures as one check: every step of every fixture runs on the
+//! design beside the specification, and a failure says which fixture and step, in the
+//! lesson's words.
+use super::probe::Probe;
+use super::subject::Subject;
+use super::Failure;
+use crate::fixtures::{self, Fixture};
+use crate::Requirement;
+
+type Check = Result<(), Failure>;
+
+/// The lesson's fixtures about fractional refill and input behavior (no cutover, no
+/// eviction, no key bound reached), step by step.
+pub(crate) fn r1_lesson_fixtures_replay(subject: Subject) -> Check {
+    replay_all(subject, Requirement::R1)
+}
+
+/// The lesson's fixtures that evict or reach the key bound (and cut over no policy).
+pub(crate) fn r3_lesson_fixtures_replay(subject: Subject) -> Check {
+    replay_all(subject, Requirement::R3)
+}
+
+/// The lesson's fixtures that cut over a policy.
+pub(crate) fn r4_lesson_fixtures_replay(subject: Subject) -> Check {
+    replay_all(subject, Requirement::R4)
+}
+
+/// Every shipped fixture (`fixtures/walkthroughs/*.json`) of `requirement`, step by step:
+/// the design must return each step's outcome and hold the specification's state after it.
+fn replay_all(subject: Subject, requirement: Requirement) -> Check {
+    let all = fixtures::shipped()
+        .map_err(|e| Failure::new(format!("the check itself is broken: {e}")))?;
+    for fixture in all.iter().filter(|f| f.requirement() == requirement) {
+        replay(subject, fixture)?;
+    }
+    Ok(())
+}
+
+fn replay(subject: Subject, fixture: &Fixture) -> Check {
+    let mut probe = Probe::of(subject, fixture.policy, fixture.max_keys)?;
+    for step in &fixture.steps {
+        let in_words = |mut failure: Failure| {
+            failure.summary = format!(
+                "{} ({}), step {}, \"{}\": {}",
+                fixture.file, fixture.title, step.number, step.action, failure.summary
+            );
+            let mut lesson = format!("this step shows: {}", step.invariant);
+            if let Some(words) = &step.seed_outcome {
+                lesson.push_str(&format!("\nthe lesson says: {words}"));
+            }
+            lesson.push_str(&format!("\nfrom the lesson: {}", fixture.seed));
+            failure.detail = Some(match failure.detail.take() {
+                Some(d) if !d.is_empty() => format!("{d}\n{lesson}"),
+                _ => lesson,
+            });
+            failure
+        };
+        let got = probe.run(step.op.clone()).map_err(in_words)?;
+        // The fixture was verified against the specification when it was built, so this
+        // holds whenever the design agrees with the specification; it guards the fixture.
+        if got != step.outcome {
+            return Err(in_words(Failure::new(format!(
+                "the fixture holds \"{}\" but the specification and the design returned \"{got}\"",
+                step.outcome
+            ))));
+        }
+    }
+    Ok(())
+}
