@@ -24,7 +24,11 @@ fn walkthrough_prints_every_checked_table() {
         .filter(|l| l.starts_with("step "))
         .map(|l| l.split('|').map(str::trim).collect())
         .collect();
-    assert_eq!(headers.len(), 14, "one table per walkthrough: {stdout}");
+    assert_eq!(
+        headers.len(),
+        ratelimit_lab::lesson::walkthroughs().unwrap().len(),
+        "one table per walkthrough: {stdout}"
+    );
     for h in &headers {
         assert_eq!(
             h,
@@ -115,7 +119,10 @@ fn walkthrough_json_parses_and_carries_the_checked_numbers() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
     let walkthroughs = doc.as_array().expect("an array of walkthroughs");
-    assert_eq!(walkthroughs.len(), 14);
+    assert_eq!(
+        walkthroughs.len(),
+        ratelimit_lab::lesson::walkthroughs().unwrap().len()
+    );
     let trace = walkthroughs
         .iter()
         .find(|w| w["id"] == "burst_rejection_fractional_refill")

@@ -120,14 +120,10 @@ fn a_wrong_expectation_writes_nothing_and_names_file_step_and_both_outcomes() {
     let src = scratch.0.join("src");
     copy_dir(&lesson_dir(), &src);
     let file = src.join("worked_example_1_burst_then_retry.json");
-    let text = fs::read_to_string(&file).unwrap();
-    let edited = text.replacen(
-        "\"retry_after_nanos\": 500000000",
-        "\"retry_after_nanos\": 499999999",
-        1,
-    );
-    assert_ne!(edited, text);
-    fs::write(&file, edited).unwrap();
+    let mut doc: Value = serde_json::from_str(&fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(doc["steps"][1]["expect"]["retry_after_nanos"], 500_000_000);
+    doc["steps"][1]["expect"]["retry_after_nanos"] = Value::from(499_999_999);
+    fs::write(&file, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
     let out_dir = scratch.0.join("out");
     let out = cli(&[
         "fixtures",
@@ -489,5 +485,123 @@ fn shipped_fixtures_load_and_replay_on_correct_designs_and_catch_a_wrong_one() {
         "shows:",
     ] {
         assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn every_sequential_seed_mistake_is_shown_beside_the_right_outcome() {
+    use ratelimit_lab::catalog::{self, Role};
+    let shown: std::collections::HashSet<ratelimit_lab::Mistake> = fixtures::shipped()
+        .unwrap()
+        .iter()
+        .flat_map(|f| {
+            let text = fs::read_to_string(fixtures_dir().join(&f.file)).unwrap();
+            let doc: fixtures::WalkthroughFixture = serde_json::from_str(&text).unwrap();
+            doc.contrast.into_iter().map(|c| c.design)
+        })
+        .filter_map(|name| match catalog::find(&name).map(|d| d.role) {
+            Some(Role::Wrong { mistake, .. }) => Some(mistake),
+            _ => None,
+        })
+        .collect();
+    for mistake in ratelimit_lab::Mistake::ALL {
+        if !mistake.is_race() {
+            assert!(shown.contains(&mistake), "no fixture shows {mistake:?}");
+        }
+    }
+}
+
+#[test]
+fn contrasts_are_verified_like_expectations() {
+    let text =
+        fs::read_to_string(lesson_dir().join("worked_example_2_policy_cutover.json")).unwrap();
+    let base: Value = serde_json::from_str(&text).unwrap();
+    let try_with = |edit: &dyn Fn(&mut Value)| {
+        let mut doc = base.clone();
+        edit(&mut doc);
+        source::parse(
+            "worked_example_2_policy_cutover.json",
+            &serde_json::to_string(&doc).unwrap(),
+        )
+        .and_then(|s| build::verify(&s).map(|_| ()))
+        .map_err(|e| e.to_string())
+    };
+    assert_eq!(try_with(&|_| {}), Ok(()));
+    // A wrong outcome the design does not give.
+    let err = try_with(&|d| {
+        let step = d["steps"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|s| s.get("contrast").is_some())
+            .unwrap();
+        step["contrast"]["RetroactiveRate"]["whole_tokens"] = Value::from(7);
+    })
+    .unwrap_err();
+    assert!(
+        err.contains("the contrasted design RetroactiveRate answers otherwise"),
+        "{err}"
+    );
+    // A step where it goes wrong, not stated.
+    let err = try_with(&|d| {
+        for s in d["steps"].as_array_mut().unwrap() {
+            if let Some(c) = s.get_mut("contrast").and_then(Value::as_object_mut) {
+                c.remove("RetroactiveRate");
+            }
+        }
+    })
+    .unwrap_err();
+    assert!(err.contains("RetroactiveRate answers otherwise"), "{err}");
+    // Not a catalogued wrong design; a correct one; a design that shows nothing here.
+    let err = try_with(&|d| {
+        d["contrast"]
+            .as_array_mut()
+            .unwrap()
+            .push(Value::from("Nope"))
+    })
+    .unwrap_err();
+    assert!(err.contains("not a catalogued design"), "{err}");
+    let err = try_with(&|d| {
+        d["contrast"]
+            .as_array_mut()
+            .unwrap()
+            .push(Value::from("RwLockBucket"))
+    })
+    .unwrap_err();
+    assert!(err.contains("sequential mistake"), "{err}");
+    let err = try_with(&|d| {
+        d["contrast"]
+            .as_array_mut()
+            .unwrap()
+            .push(Value::from("EvictEmptyBuckets"))
+    })
+    .unwrap_err();
+    assert!(err.contains("shows no mistake here"), "{err}");
+}
+
+#[test]
+fn pictures_mark_where_each_contrasted_design_goes_wrong() {
+    for s in source::read_dir(&lesson_dir()).unwrap() {
+        let verified = build::verify(&s).unwrap();
+        let svg = fixtures::picture::draw(&verified);
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        for (i, checked) in verified.steps.iter().enumerate() {
+            for name in &s.walkthrough.contrast {
+                let step = (i + 1).to_string();
+                let class = doc
+                    .descendants()
+                    .find(|n| {
+                        n.attribute("data-design") == Some(name.as_str())
+                            && n.attribute("data-step") == Some(step.as_str())
+                    })
+                    .and_then(|n| n.attribute("class"));
+                let want = if checked.contrast.contains_key(name) {
+                    "contrast wrong"
+                } else {
+                    "contrast same"
+                };
+                assert_eq!(class, Some(want), "{} step {step} {name}", s.file);
+            }
+        }
     }
 }

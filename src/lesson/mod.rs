@@ -50,12 +50,14 @@ const FILES: &[(&str, &str)] = lesson_files![
     "change_exercise_first_pass_at_333333334.json",
     "fixed_point_boundaries_499999999_500000000.json",
     "evict_full_equivalence.json",
+    "evict_full_keeps_depleted_and_partial_buckets.json",
     "key_capacity_error.json",
     "stale_version_rejected.json",
     "clamp_on_capacity_decrease.json",
     "no_top_up_on_capacity_increase.json",
     "new_keys_after_cutover_start_at_new_capacity.json",
     "time_reversal_rejected.json",
+    "input_is_validated_before_anything_changes.json",
     "token_bucket_beside_fixed_window_and_sliding_log.json",
     "extremes_max_quantity_and_last_nanosecond.json",
 ];
@@ -81,6 +83,11 @@ pub struct Walkthrough {
     /// in [`Step::beside`].
     #[serde(default, skip_serializing_if = "Baselines::is_empty")]
     pub baselines: Baselines,
+    /// Catalogued wrong designs (names from [`catalog::DESIGNS`](crate::catalog::DESIGNS))
+    /// that take the same steps, to show each one's mistake as the wrong outcome it gives
+    /// next to the right one; see [`Step::contrast`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contrast: Vec<String>,
     /// The steps, applied in order to one limiter; never empty.
     pub steps: Vec<Step>,
 }
@@ -181,6 +188,11 @@ pub struct Step {
     /// [`SLIDING_LOG`]); exactly the walkthrough's baselines, or empty when it has none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub beside: BTreeMap<String, Verdict>,
+    /// For each contrasted design (see [`Walkthrough::contrast`]) whose outcome differs from
+    /// [`expect`](Step::expect) at this step, that wrong outcome; a design not named here
+    /// must return `expect`. Checked like `expect` on every replay.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub contrast: BTreeMap<String, Outcome>,
 }
 
 /// Why the lesson data could not be loaded. Only a broken build can produce one: the data is
@@ -269,6 +281,8 @@ pub struct CheckedStep {
     pub snapshot: Snapshot,
     /// Each baseline's verdict on the step, as stated and as the baseline returned.
     pub beside: BTreeMap<String, Verdict>,
+    /// Each contrasted design's outcome where it differs from the right one.
+    pub contrast: BTreeMap<String, Outcome>,
 }
 
 /// The first point at which a replay stopped agreeing.
@@ -315,6 +329,25 @@ pub enum CheckFailure {
         expected: Verdict,
         /// What the baseline returned: a verdict, or the error it refused the call with.
         actual: Result<Verdict, LimitError>,
+    },
+    /// A contrasted design's outcome is not the one the step states (a wrong outcome it
+    /// does not give, or the right outcome where the step says it goes wrong).
+    Contrast {
+        /// The step's position, from `1`.
+        step: usize,
+        /// The step's action text.
+        action: String,
+        /// The catalogued design.
+        design: String,
+        /// What the step states it returns.
+        stated: Outcome,
+        /// What it returned.
+        actual: Outcome,
+    },
+    /// A contrasted design gives the right outcome at every step: it shows no mistake here.
+    ContrastShowsNothing {
+        /// The catalogued design.
+        design: String,
     },
     /// The shared state after the step breaks invariant I1 or I3.
     Invariant {
@@ -375,6 +408,22 @@ impl fmt::Display for CheckFailure {
                     Err(e) => format!("error: {e}"),
                 }
             ),
+            CheckFailure::Contrast {
+                step,
+                action,
+                design,
+                stated,
+                actual,
+            } => write!(
+                f,
+                "step {step} ({action}): the contrasted design {design} answers otherwise\n  stated:  {}\n  {design}: {}",
+                json(stated),
+                json(actual)
+            ),
+            CheckFailure::ContrastShowsNothing { design } => write!(
+                f,
+                "the contrasted design {design} gives the right outcome at every step: it shows no mistake here"
+            ),
             CheckFailure::Invariant {
                 step,
                 action,
@@ -428,6 +477,43 @@ impl Walkthrough {
                 ));
             }
         }
+        let mut contrasted = BTreeSet::new();
+        for name in &self.contrast {
+            match crate::catalog::find(name).map(|d| d.role) {
+                Some(crate::catalog::Role::Wrong { mistake, .. }) if !mistake.is_race() => {}
+                Some(_) => {
+                    return Err(format!(
+                        "contrast: {name:?} is not a catalogued design with a sequential mistake"
+                    ))
+                }
+                None => {
+                    return Err(format!(
+                        "contrast: {name:?} is not a catalogued design (see `ratelimit-lab grade`)"
+                    ))
+                }
+            }
+            if !contrasted.insert(name.as_str()) {
+                return Err(format!("contrast: {name:?} is named twice"));
+            }
+        }
+        for (index, step) in self.steps.iter().enumerate() {
+            if let Some((name, _)) = step.contrast.iter().find(|(_, o)| **o == step.expect) {
+                return Err(format!(
+                    "step {}: contrast states {name:?} returns the expected outcome; name a design only where it goes wrong",
+                    index + 1
+                ));
+            }
+            if let Some(name) = step
+                .contrast
+                .keys()
+                .find(|n| !contrasted.contains(n.as_str()))
+            {
+                return Err(format!(
+                    "step {}: contrast names {name:?}, which the walkthrough's contrast list does not",
+                    index + 1
+                ));
+            }
+        }
         let names = self.baselines.names();
         let mut key_seen: Option<&str> = None;
         for (index, step) in self.steps.iter().enumerate() {
@@ -469,8 +555,16 @@ impl Walkthrough {
         let mut steps = Vec::with_capacity(self.steps.len());
         let built = Model::new(self.policy, self.max_keys)
             .and_then(|m| TokenBucket::new(self.policy, self.max_keys).map(|r| (m, r)));
-        let built = built.and_then(|pair| Ok((pair, Beside::new(&self.baselines)?)));
-        let ((mut model, reference), beside) = match built {
+        let built = built.and_then(|pair| {
+            let mut contrast = Vec::new();
+            for name in &self.contrast {
+                if let Some(design) = crate::catalog::find(name) {
+                    contrast.push((name.clone(), design.build(self.policy, self.max_keys)?));
+                }
+            }
+            Ok((pair, Beside::new(&self.baselines)?, contrast))
+        });
+        let ((mut model, reference), beside, contrast) = match built {
             Ok(all) => all,
             Err(error) => {
                 return Replay {
@@ -480,7 +574,7 @@ impl Walkthrough {
             }
         };
         for (index, step) in self.steps.iter().enumerate() {
-            match check_step(index + 1, step, &mut model, &reference, &beside) {
+            match check_step(index + 1, step, &mut model, &reference, &beside, &contrast) {
                 Ok(checked) => steps.push(checked),
                 Err(failure) => {
                     return Replay {
@@ -489,6 +583,18 @@ impl Walkthrough {
                     }
                 }
             }
+        }
+        if let Some((design, _)) = contrast.iter().find(|(name, _)| {
+            steps
+                .iter()
+                .all(|s: &CheckedStep| !s.contrast.contains_key(name))
+        }) {
+            return Replay {
+                steps,
+                failure: Some(CheckFailure::ContrastShowsNothing {
+                    design: design.clone(),
+                }),
+            };
         }
         Replay {
             steps,
@@ -543,6 +649,7 @@ fn check_step(
     model: &mut Model,
     reference: &TokenBucket,
     baselines: &Beside,
+    contrasted: &[(String, Box<dyn Limiter>)],
 ) -> Result<CheckedStep, Box<CheckFailure>> {
     let by_model = model.apply(&step.op);
     let by_reference = step.op.run_on(reference);
@@ -575,6 +682,23 @@ fn check_step(
                     }));
                 }
             }
+        }
+    }
+    let mut contrast = BTreeMap::new();
+    for (name, design) in contrasted {
+        let actual = step.op.run_on(design.as_ref());
+        let stated = step.contrast.get(name).unwrap_or(&step.expect);
+        if actual != *stated {
+            return Err(Box::new(CheckFailure::Contrast {
+                step: number,
+                action: step.action.clone(),
+                design: name.clone(),
+                stated: stated.clone(),
+                actual,
+            }));
+        }
+        if actual != step.expect {
+            contrast.insert(name.clone(), actual);
         }
     }
     let snapshot = model.snapshot();
@@ -623,6 +747,7 @@ fn check_step(
         balances,
         snapshot,
         beside,
+        contrast,
     })
 }
 
