@@ -249,28 +249,39 @@ fn committed() -> Vec<(String, Value)> {
         serde_json::from_str(&fs::read_to_string(fixtures_dir().join("index.json")).unwrap())
             .unwrap(),
     )];
-    let mut names: Vec<String> = fs::read_dir(fixtures_dir().join("walkthroughs"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".json"))
-        .collect();
-    names.sort();
-    for name in names {
-        let text = fs::read_to_string(fixtures_dir().join("walkthroughs").join(&name)).unwrap();
-        all.push((
-            format!("walkthroughs/{name}"),
-            serde_json::from_str(&text).unwrap(),
-        ));
+    for sub in ["walkthroughs", "counterexamples"] {
+        let mut names: Vec<String> = fs::read_dir(fixtures_dir().join(sub))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .filter(|n| n.ends_with(".json"))
+            .collect();
+        names.sort();
+        for name in names {
+            let text = fs::read_to_string(fixtures_dir().join(sub).join(&name)).unwrap();
+            all.push((
+                format!("{sub}/{name}"),
+                serde_json::from_str(&text).unwrap(),
+            ));
+        }
     }
     all
 }
 
-fn validator() -> (boon::Schemas, boon::SchemaIndex, boon::SchemaIndex) {
+fn validator() -> (
+    boon::Schemas,
+    boon::SchemaIndex,
+    boon::SchemaIndex,
+    boon::SchemaIndex,
+) {
     let mut schemas = boon::Schemas::new();
     let mut compiler = boon::Compiler::new();
     let mut compile = |name: &str| {
         let path = fixtures_dir().join("schema").join(name);
         let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        // Also under its `$id`, which the other schemas' references use.
+        if let Some(id) = value["$id"].as_str() {
+            compiler.add_resource(id, value.clone()).unwrap();
+        }
         compiler.add_resource(name, value).unwrap();
         compiler
             .compile(name, &mut schemas)
@@ -278,23 +289,34 @@ fn validator() -> (boon::Schemas, boon::SchemaIndex, boon::SchemaIndex) {
     };
     let fixture = compile("walkthrough-fixture.schema.json");
     let index = compile("fixture-index.schema.json");
-    (schemas, fixture, index)
+    let race = compile("counterexample-fixture.schema.json");
+    (schemas, fixture, index, race)
 }
 
 #[test]
 fn every_fixture_validates_against_the_json_schema() {
-    let (schemas, fixture, index) = validator();
+    let (schemas, fixture, index, race) = validator();
     let all = committed();
     assert!(all.len() > 12);
+    assert!(all.iter().any(|(n, _)| n.starts_with("counterexamples/")));
     for (name, value) in &all {
-        let schema = if name == "index.json" { index } else { fixture };
+        let schema = if name == "index.json" {
+            index
+        } else if name.starts_with("counterexamples/") {
+            race
+        } else {
+            fixture
+        };
         if let Err(e) = schemas.validate(value, schema) {
             panic!("{name} does not validate: {e:#}");
         }
     }
     // The schema is not vacuous: a number where digits belong, an unknown field, a
     // misspelt tag are each refused.
-    let (_, sample) = all.iter().find(|(n, _)| n != "index.json").unwrap();
+    let (_, sample) = all
+        .iter()
+        .find(|(n, _)| n.starts_with("walkthroughs/"))
+        .unwrap();
     let mut damaged = sample.clone();
     damaged["steps"][0]["at_nanos"] = Value::from(0);
     assert!(schemas.validate(&damaged, fixture).is_err());
@@ -310,6 +332,16 @@ fn every_fixture_validates_against_the_json_schema() {
         schemas.validate(&damaged, fixture).is_err(),
         "above MAX_QUANTITY"
     );
+    let (_, sample) = all
+        .iter()
+        .find(|(n, _)| n.starts_with("counterexamples/"))
+        .unwrap();
+    let mut damaged = sample.clone();
+    damaged["history"][0]["invoked"] = Value::from(0);
+    assert!(schemas.validate(&damaged, race).is_err());
+    let mut damaged = sample.clone();
+    damaged["history"][0]["op"]["op"] = Value::from("alow");
+    assert!(schemas.validate(&damaged, race).is_err());
 }
 
 /// Every JSON number in `value` with its path.
@@ -343,8 +375,11 @@ fn javascript_reads_every_value_exactly() {
                 "{name}{path} = {n} is a JSON number a JavaScript page cannot read exactly"
             );
             assert!(
-                path == ".format_version" || path.ends_with(".step") || path.ends_with(".steps"),
-                "{name}{path}: only format_version and step positions are numbers"
+                path == ".format_version"
+                    || path.ends_with(".step")
+                    || path.ends_with(".steps")
+                    || path == ".execution",
+                "{name}{path}: only format_version, step positions and execution numbers are numbers"
             );
         }
         for step in value["steps"].as_array().into_iter().flatten() {
@@ -396,6 +431,7 @@ fn every_picture_parses_and_marks_every_request() {
             );
             if let Some(mark) = marks.first() {
                 let want = match &checked.outcome {
+                    _ if checked.contenders.is_some() => "request contended",
                     ratelimit_lab::model::Outcome::Decision(d) if d.allowed => "request admitted",
                     ratelimit_lab::model::Outcome::Decision(_) => "request rejected",
                     _ => "request refused",
@@ -604,4 +640,98 @@ fn pictures_mark_where_each_contrasted_design_goes_wrong() {
             }
         }
     }
+}
+
+#[test]
+fn counterexamples_are_judged_again_and_their_pictures_show_every_call() {
+    let races = fixtures::race::read_races(&lesson_dir()).unwrap();
+    assert_eq!(races.len(), 5, "one per racy catalogued design");
+    for r in &races {
+        let fixture = fixtures::race::race_fixture(r).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(fixture.verdict, r.counterexample.verdict);
+        let svg = fixtures::race_picture::draw(r);
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        for (i, e) in r.counterexample.history.iter().enumerate() {
+            let event = i.to_string();
+            let thread = e.thread.to_string();
+            assert!(
+                doc.descendants()
+                    .any(|n| n.attribute("data-event") == Some(event.as_str())
+                        && n.attribute("data-thread") == Some(thread.as_str())),
+                "{}: no bar for call #{i}",
+                r.file
+            );
+        }
+        // A history edited into one with a legal order is no counterexample.
+        let mut tampered = r.clone();
+        let sequential = (0..tampered.counterexample.history.len() as u64).collect::<Vec<_>>();
+        for (e, t) in tampered.counterexample.history.iter_mut().zip(&sequential) {
+            e.invoked = 2 * t;
+            e.returned = 2 * t + 1;
+        }
+        tampered.counterexample.verdict.push_str(" (edited)");
+        let err = fixtures::race::race_fixture(&tampered)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("verdict differs") || err.contains("no counterexample"),
+            "{}: {err}",
+            r.file
+        );
+    }
+    // A file named after a design without a race is refused.
+    let scratch = Scratch::new("race-name");
+    fs::create_dir_all(scratch.0.join("counterexamples")).unwrap();
+    fs::copy(
+        lesson_dir().join("counterexamples/RacyCutover.json"),
+        scratch.0.join("counterexamples/RetroactiveRate.json"),
+    )
+    .unwrap();
+    let err = fixtures::race::read_races(&scratch.0)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a catalogued design with a race"), "{err}");
+}
+
+#[test]
+fn many_callers_at_once_are_counted_on_real_threads_and_a_wrong_count_is_refused() {
+    let file = lesson_dir().join("twenty_contenders_ten_pass.json");
+    let text = fs::read_to_string(&file).unwrap();
+    let s = source::parse("twenty_contenders_ten_pass.json", &text).unwrap();
+    let v = build::verify(&s).unwrap_or_else(|e| panic!("{e}"));
+    let counts = v.steps[0]
+        .contenders
+        .expect("the first step has contenders");
+    assert_eq!(
+        (counts.threads, counts.allowed, counts.rejected),
+        (20, 10, 10)
+    );
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    doc["steps"][0]["contenders"]["allowed"] = Value::from(11);
+    doc["steps"][0]["contenders"]["rejected"] = Value::from(9);
+    let wrong = source::parse("twenty_contenders_ten_pass.json", &doc.to_string()).unwrap();
+    let err = build::verify(&wrong).unwrap_err().to_string();
+    for needle in [
+        "step 1",
+        "20 callers at once",
+        "expected:  11 allowed",
+        "reference: 10 allowed",
+    ] {
+        assert!(err.contains(needle), "{needle:?} missing from {err}");
+    }
+    doc["steps"][0]["contenders"]["rejected"] = Value::from(10);
+    let err = source::parse("twenty_contenders_ten_pass.json", &doc.to_string()).unwrap_err();
+    assert!(
+        err.to_string().contains("allowed + rejected == threads"),
+        "{err}"
+    );
+    // The loaded fixture replays the twenty calls one after another on any design.
+    let shipped = fixtures::shipped().unwrap();
+    let f = shipped
+        .iter()
+        .find(|f| f.id == "twenty_contenders_ten_pass")
+        .unwrap();
+    assert_eq!(f.steps[0].repeat(), 20);
+    let reference = TokenBucket::new(f.policy, f.max_keys).unwrap();
+    assert_eq!(f.check(&reference), Ok(()));
 }

@@ -245,3 +245,39 @@ fn caller_sampled_time_arrives_out_of_order_in_some_schedule() {
 fn counterexamples_are_shrunk_narrow_and_replayed() {
     explore::counterexamples_are_shrunk_narrow_and_replayed();
 }
+
+/// The counterexamples the fixtures are built from (`testdata/lesson/counterexamples/`)
+/// replay: the search that found each finds its failing execution again, and the recorded
+/// history carries the verdict the fixture shows.
+#[test]
+fn committed_counterexamples_replay_and_fail_again() {
+    use ratelimit_lab::catalog::mistakes::{CheckThenDeduct, RacyKeyBound};
+    use ratelimit_lab::suite::counterexample::Counterexample;
+    use ratelimit_lab::suite::schedule;
+    fn again<L: Limiter>(design: &str) {
+        let file = format!(
+            "{}/testdata/lesson/counterexamples/{design}.json",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let cx = Counterexample::load(std::path::Path::new(&file))
+            .unwrap_or_else(|e| panic!("{}", e.summary));
+        assert_eq!(cx.backend, "shuttle", "{file}");
+        let failure = schedule::replay::<L>(&cx, &file).expect_err("the replay fails again");
+        assert!(
+            failure.summary.contains("fails again"),
+            "{design}: {}",
+            failure.summary
+        );
+        assert!(!cx.history.is_empty() && !cx.verdict.is_empty(), "{file}");
+        // The same search finds nothing wrong with the reference.
+        assert!(
+            schedule::replay::<TokenBucket>(&cx, &file).is_ok(),
+            "{file}"
+        );
+    }
+    again::<SplitReadWrite>("SplitReadWrite");
+    again::<CheckThenDeduct>("CheckThenDeduct");
+    again::<RacyKeyBound>("RacyKeyBound");
+    again::<RacyEvictFull>("RacyEvictFull");
+    again::<RacyCutover>("RacyCutover");
+}

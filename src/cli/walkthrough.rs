@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 
 use clap::ValueEnum;
-use ratelimit_lab::lesson::words::{describe_policy, outcome_cell, state_after};
+use ratelimit_lab::lesson::words::{describe_policy, state_after, step_outcome};
 use ratelimit_lab::lesson::{self, CheckFailure, CheckedStep, Step, Walkthrough};
 use ratelimit_lab::model::{Op, Outcome};
 use ratelimit_lab::Policy;
@@ -132,7 +132,7 @@ fn row(checked: &CheckedStep, step: &Step) -> Vec<String> {
     vec![
         checked.number.to_string(),
         step.action.clone(),
-        outcome_cell(&checked.outcome, step.seed_outcome.as_deref()),
+        step_outcome(checked, step.seed_outcome.as_deref()),
         state_after(checked, &step.op),
         step.invariant.clone(),
     ]

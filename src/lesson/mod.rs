@@ -28,7 +28,10 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod contention;
 pub mod words;
+
+pub use contention::{Contenders, MAX_CONTENDERS};
 
 use crate::model::{Model, Op, Outcome};
 use crate::reference::{FixedWindow, SlidingLog, TokenBucket};
@@ -48,6 +51,7 @@ const FILES: &[(&str, &str)] = lesson_files![
     "worked_example_1_burst_then_retry.json",
     "worked_example_2_policy_cutover.json",
     "change_exercise_first_pass_at_333333334.json",
+    "twenty_contenders_ten_pass.json",
     "fixed_point_boundaries_499999999_500000000.json",
     "evict_full_equivalence.json",
     "evict_full_keeps_depleted_and_partial_buckets.json",
@@ -193,6 +197,11 @@ pub struct Step {
     /// must return `expect`. Checked like `expect` on every replay.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub contrast: BTreeMap<String, Outcome>,
+    /// When set, `op` (an `allow`) is made by this many callers at once, and the counts say
+    /// how many are allowed and rejected; [`expect`](Step::expect) is then the outcome of the
+    /// call that comes last (the same in every order, since the calls are identical).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contenders: Option<Contenders>,
 }
 
 /// Why the lesson data could not be loaded. Only a broken build can produce one: the data is
@@ -283,6 +292,8 @@ pub struct CheckedStep {
     pub beside: BTreeMap<String, Verdict>,
     /// Each contrasted design's outcome where it differs from the right one.
     pub contrast: BTreeMap<String, Outcome>,
+    /// For a step of many callers, the counts the specification and the reference agree on.
+    pub contenders: Option<Contenders>,
 }
 
 /// The first point at which a replay stopped agreeing.
@@ -343,6 +354,20 @@ pub enum CheckFailure {
         stated: Outcome,
         /// What it returned.
         actual: Outcome,
+    },
+    /// A step of many callers: the counts stated, the specification's and the reference's
+    /// (on real threads) are not all the same, or the two returned different outcomes.
+    Contention {
+        /// The step's position, from `1`.
+        step: usize,
+        /// The step's action text.
+        action: String,
+        /// The counts the step states.
+        expected: Contenders,
+        /// The specification's counts.
+        model: Contenders,
+        /// The reference's counts.
+        reference: Contenders,
     },
     /// A contrasted design gives the right outcome at every step: it shows no mistake here.
     ContrastShowsNothing {
@@ -419,6 +444,28 @@ impl fmt::Display for CheckFailure {
                 "step {step} ({action}): the contrasted design {design} answers otherwise\n  stated:  {}\n  {design}: {}",
                 json(stated),
                 json(actual)
+            ),
+            CheckFailure::Contention {
+                step,
+                action,
+                expected,
+                model,
+                reference,
+            } => write!(
+                f,
+                "step {step} ({action}): {} callers at once\n  expected:  {} allowed, {} rejected\n  model:     {} allowed, {} rejected\n  reference: {} allowed, {} rejected{}",
+                expected.threads,
+                expected.allowed,
+                expected.rejected,
+                model.allowed,
+                model.rejected,
+                reference.allowed,
+                reference.rejected,
+                if model == reference && model == expected {
+                    " (the same counts, but not the same outcomes)"
+                } else {
+                    ""
+                }
             ),
             CheckFailure::ContrastShowsNothing { design } => write!(
                 f,
@@ -511,6 +558,23 @@ impl Walkthrough {
                 return Err(format!(
                     "step {}: contrast names {name:?}, which the walkthrough's contrast list does not",
                     index + 1
+                ));
+            }
+        }
+        for (index, step) in self.steps.iter().enumerate() {
+            let Some(c) = step.contenders else { continue };
+            let number = index + 1;
+            if !matches!(step.op, Op::Allow { .. }) {
+                return Err(format!("step {number}: only an allow can have contenders"));
+            }
+            if !(2..=MAX_CONTENDERS).contains(&c.threads) || c.allowed + c.rejected != c.threads {
+                return Err(format!(
+                    "step {number}: contenders needs threads in 2..={MAX_CONTENDERS} and allowed + rejected == threads"
+                ));
+            }
+            if !self.baselines.is_empty() {
+                return Err(format!(
+                    "step {number}: a walkthrough with baselines has no contended steps"
                 ));
             }
         }
@@ -651,8 +715,27 @@ fn check_step(
     baselines: &Beside,
     contrasted: &[(String, Box<dyn Limiter>)],
 ) -> Result<CheckedStep, Box<CheckFailure>> {
-    let by_model = model.apply(&step.op);
-    let by_reference = step.op.run_on(reference);
+    let (by_model, by_reference) = match step.contenders {
+        None => (model.apply(&step.op), step.op.run_on(reference)),
+        Some(stated) => {
+            let on_model = contention::on_model(model, &step.op, stated.threads);
+            let on_reference = contention::on_threads(reference, &step.op, stated.threads);
+            let (m, r) = (Contenders::of(&on_model), Contenders::of(&on_reference));
+            if m != stated || r != stated || !contention::same_multiset(&on_model, &on_reference) {
+                return Err(Box::new(CheckFailure::Contention {
+                    step: number,
+                    action: step.action.clone(),
+                    expected: stated,
+                    model: m,
+                    reference: r,
+                }));
+            }
+            // The same outcomes in some order: the last in the model's order is the one any
+            // order ends with.
+            let last = on_model.last().cloned().unwrap_or(Outcome::Replaced);
+            (last.clone(), last)
+        }
+    };
     if by_model != step.expect || by_reference != step.expect {
         return Err(Box::new(CheckFailure::Outcome {
             step: number,
@@ -686,7 +769,10 @@ fn check_step(
     }
     let mut contrast = BTreeMap::new();
     for (name, design) in contrasted {
-        let actual = step.op.run_on(design.as_ref());
+        let n = step.contenders.map_or(1, |c| c.threads);
+        let actual = contention::on_design(design.as_ref(), &step.op, n)
+            .pop()
+            .unwrap_or(Outcome::Replaced);
         let stated = step.contrast.get(name).unwrap_or(&step.expect);
         if actual != *stated {
             return Err(Box::new(CheckFailure::Contrast {
@@ -748,6 +834,7 @@ fn check_step(
         snapshot,
         beside,
         contrast,
+        contenders: step.contenders,
     })
 }
 

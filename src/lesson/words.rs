@@ -16,6 +16,19 @@ pub fn outcome_cell(outcome: &Outcome, seed: Option<&str>) -> String {
     }
 }
 
+/// A step's outcome cell: [`outcome_cell`], preceded for a step of many callers by their
+/// counts (`20 callers at once: 10 allowed, 10 rejected; the last: ...`).
+pub fn step_outcome(checked: &CheckedStep, seed: Option<&str>) -> String {
+    let cell = outcome_cell(&checked.outcome, seed);
+    match checked.contenders {
+        None => cell,
+        Some(c) => format!(
+            "{} callers at once: {} allowed, {} rejected; the last: {cell}",
+            c.threads, c.allowed, c.rejected
+        ),
+    }
+}
+
 /// An outcome in the lesson's style: `Allowed; 9 tokens remain`, `Rejected; retry after 500000000
 /// ns; 0 tokens remain`, `Error: ...`.
 pub fn describe_outcome(outcome: &Outcome) -> String {

@@ -11,8 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::explore::Scenario;
+use super::linearizability::Event;
 use super::schedule::Backend;
 use super::Failure;
+use crate::Snapshot;
 
 /// What a replay needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,6 +29,16 @@ pub struct Counterexample {
     pub execution: usize,
     /// The (shrunk) scenario.
     pub scenario: Scenario,
+    /// The failing execution's history: every call with its thread, outcome and logical
+    /// times (the interleaving), when it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Event>,
+    /// The design's state at the end of that execution, when it offers one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
+    /// Why no sequential order explains that execution, as the judge wrote it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub verdict: String,
 }
 
 /// The backend's name as a counterexample records it.
@@ -114,6 +126,9 @@ mod tests {
                 threads: vec![vec![Op::KeyCount], vec![Op::EvictFull { now: 5 }]],
                 post: vec![Op::KeyCount],
             },
+            history: Vec::new(),
+            snapshot: None,
+            verdict: String::new(),
         };
         let path = c.save().expect("saved");
         assert_eq!(Counterexample::load(&path), Ok(c.clone()));

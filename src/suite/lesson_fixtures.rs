@@ -55,7 +55,11 @@ fn replay(subject: Subject, fixture: &Fixture) -> Check {
             });
             failure
         };
-        let got = probe.run(step.op.clone()).map_err(in_words)?;
+        let mut got = probe.run(step.op.clone()).map_err(in_words)?;
+        // Many callers at once in the walkthrough: here one after another, each checked.
+        for _ in 1..step.repeat() {
+            got = probe.run(step.op.clone()).map_err(in_words)?;
+        }
         // The fixture was verified against the specification when it was built, so this
         // holds whenever the design agrees with the specification; it guards the fixture.
         if got != step.outcome {

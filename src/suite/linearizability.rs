@@ -14,7 +14,7 @@ use std::fmt::Write as _;
 use crate::model::{Model, Op, Outcome};
 
 /// One completed call in a history.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Event {
     /// Which thread made the call (`0` for the sequential init and post parts).
     pub thread: usize,

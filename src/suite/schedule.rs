@@ -338,6 +338,13 @@ fn save_for_replay(shrunk: &Scenario, found: &Found, check: &str) -> String {
         search: format!("{:?}", found.search),
         execution: found.execution,
         scenario: shrunk.clone(),
+        history: found
+            .ran
+            .as_ref()
+            .map(|r| r.history.clone())
+            .unwrap_or_default(),
+        snapshot: found.ran.as_ref().and_then(|r| r.snapshot.clone()),
+        verdict: found.why.clone(),
     }
     .save();
     let replay = match saved {
@@ -360,6 +367,8 @@ struct Found {
     search: Search,
     /// Why it failed (or [`PANICKED`] and the design's panic).
     why: String,
+    /// What it recorded, unless the design panicked.
+    ran: Option<Execution>,
 }
 
 /// Runs the backend's searches over `scenario` until an execution fails.
@@ -381,18 +390,23 @@ fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
                 *c += 1;
                 *c
             };
-            let verdict = match try_execute_subject(subject, &calls) {
+            let (verdict, recorded) = match try_execute_subject(subject, &calls) {
                 Ok(ran) => {
                     let calls = Arc::clone(&calls);
-                    on_large_stack(move || judge(&calls, &ran).and_then(|()| extra(&calls, &ran)))
+                    let kept = ran.clone();
+                    let verdict = on_large_stack(move || {
+                        judge(&calls, &ran).and_then(|()| extra(&calls, &ran))
+                    });
+                    (verdict, Some(kept))
                 }
-                Err(panic) => Err(format!("{PANICKED}{panic}")),
+                Err(panic) => (Err(format!("{PANICKED}{panic}")), None),
             };
             if let Err(why) = verdict {
                 *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(Found {
                     execution,
                     search,
                     why,
+                    ran: recorded,
                 });
                 if Backend::current() == Backend::Loom {
                     // Loom would go on enumerating the rest of the recorded path's
