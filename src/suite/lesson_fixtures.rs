@@ -71,3 +71,38 @@ fn replay(subject: Subject, fixture: &Fixture) -> Check {
     }
     Ok(())
 }
+
+#[cfg(all(test, not(loom), not(feature = "shuttle")))]
+mod tests {
+    use super::*;
+    use crate::catalog::mistakes::{RejectionForgetsCredit, RetroactiveRate};
+    use crate::reference::TokenBucket;
+
+    #[test]
+    fn a_failure_names_the_fixture_the_step_and_the_lesson_words() {
+        let failure = r1_lesson_fixtures_replay(Subject::of::<RejectionForgetsCredit>())
+            .expect_err("the design forgets fractional credit");
+        assert!(
+            failure
+                .summary
+                .starts_with("walkthroughs/burst_rejection_fractional_refill.json"),
+            "{}",
+            failure.summary
+        );
+        assert!(failure.summary.contains("step 3"), "{}", failure.summary);
+        let detail = failure.detail.unwrap_or_default();
+        assert!(detail.contains("this step shows:"), "{detail}");
+        assert!(detail.contains("from the lesson:"), "{detail}");
+        assert!(!failure.trace.is_empty());
+        // A cutover flaw fails the R4 fixtures, not the R1 ones.
+        assert!(r1_lesson_fixtures_replay(Subject::of::<RetroactiveRate>()).is_ok());
+        assert!(r4_lesson_fixtures_replay(Subject::of::<RetroactiveRate>()).is_err());
+        for check in [
+            r1_lesson_fixtures_replay,
+            r3_lesson_fixtures_replay,
+            r4_lesson_fixtures_replay,
+        ] {
+            assert!(check(Subject::of::<TokenBucket>()).is_ok());
+        }
+    }
+}
