@@ -238,6 +238,11 @@ fn bad_walkthrough_files_are_refused_with_the_file_named() {
         err.to_string().starts_with("order.json is invalid"),
         "{err}"
     );
+    let err = source::parse("list.json", "[\"a\", \"b\"]").unwrap_err();
+    assert!(
+        err.to_string().contains("one JSON object, not an array"),
+        "{err}"
+    );
     let empty = Scratch::new("empty");
     assert!(source::read_dir(&empty.0).is_err());
 }
