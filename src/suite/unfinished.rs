@@ -89,7 +89,11 @@ pub fn complete(leftovers: &Leftovers, ending: &Ending) -> (Value, Value) {
             continue;
         }
         let running = leftovers.running.contains(name);
-        let why = why_missing(ending, running);
+        let mut why = why_missing(ending, running);
+        if running {
+            // The check that was running is the one to look at alone.
+            why.push_str(&format!("\nRun it alone: {}", rerun(name)));
+        }
         if !reported(&exercism, name) {
             let code = test_code(check, name, &rerun(name), None);
             exercism.push(exercism_test(
@@ -334,10 +338,16 @@ mod tests {
             "{message}"
         );
         assert!(message.ends_with("What finished:\n\ncard"), "{message}");
-        assert!(e["tests"][1]["message"]
+        let unfinished = e["tests"][1]["message"].as_str().unwrap_or_default();
+        assert!(unfinished.starts_with("did not finish"), "{unfinished}");
+        assert!(
+            unfinished.ends_with(&format!("Run it alone: {}", rerun("seed_burst_then_retry"))),
+            "{unfinished}"
+        );
+        assert!(!e["tests"][2]["message"]
             .as_str()
             .unwrap_or_default()
-            .starts_with("did not finish"));
+            .contains("Run it alone"));
         assert!(e["tests"][2]["message"]
             .as_str()
             .unwrap_or_default()
