@@ -498,7 +498,7 @@ fn shipped_fixtures_load_and_replay_on_correct_designs_and_catch_a_wrong_one() {
         .collect();
     let loaded: Vec<&str> = shipped.iter().map(|f| f.file.as_str()).collect();
     assert_eq!(loaded, listed, "the compiled-in list is the index's");
-    for f in &shipped {
+    for f in shipped {
         let reference = TokenBucket::new(f.policy, f.max_keys).unwrap();
         assert_eq!(f.check(&reference), Ok(()), "{}", f.file);
         let sharded = ShardedBucket::new(f.policy, f.max_keys).unwrap();
@@ -594,30 +594,20 @@ fn contrasts_are_verified_like_expectations() {
     .unwrap_err();
     assert!(err.contains("RetroactiveRate answers otherwise"), "{err}");
     // Not a catalogued wrong design; a correct one; a design that shows nothing here.
-    let err = try_with(&|d| {
-        d["contrast"]
-            .as_array_mut()
-            .unwrap()
-            .push(Value::from("Nope"))
-    })
-    .unwrap_err();
-    assert!(err.contains("not a catalogued design"), "{err}");
-    let err = try_with(&|d| {
-        d["contrast"]
-            .as_array_mut()
-            .unwrap()
-            .push(Value::from("RwLockBucket"))
-    })
-    .unwrap_err();
-    assert!(err.contains("sequential mistake"), "{err}");
-    let err = try_with(&|d| {
-        d["contrast"]
-            .as_array_mut()
-            .unwrap()
-            .push(Value::from("EvictEmptyBuckets"))
-    })
-    .unwrap_err();
-    assert!(err.contains("shows no mistake here"), "{err}");
+    for (design, refusal) in [
+        ("Nope", "not a catalogued design"),
+        ("RwLockBucket", "sequential mistake"),
+        ("EvictEmptyBuckets", "shows no mistake here"),
+    ] {
+        let err = try_with(&|d| {
+            d["contrast"]
+                .as_array_mut()
+                .unwrap()
+                .push(Value::from(design))
+        })
+        .unwrap_err();
+        assert!(err.contains(refusal), "{design}: {err}");
+    }
 }
 
 #[test]

@@ -213,3 +213,12 @@ pub fn suspects() -> &'static [Suspect] {
 pub fn find(name: &str) -> Option<&'static Design> {
     DESIGNS.iter().find(|d| d.name.eq_ignore_ascii_case(name))
 }
+
+/// The requirement the catalogued wrong design called `name` breaks and the mistake it
+/// makes; `None` for a correct design or an unknown name.
+pub fn wrong(name: &str) -> Option<(Requirement, Mistake)> {
+    match find(name)?.role {
+        Role::Wrong { breaks, mistake } => Some((breaks, mistake)),
+        _ => None,
+    }
+}

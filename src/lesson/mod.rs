@@ -258,16 +258,10 @@ pub fn walkthroughs() -> Result<Vec<Walkthrough>, LessonError> {
             message: e.to_string(),
         })?;
         let invalid = |reason: String| LessonError::Invalid { file, reason };
-        if file.strip_suffix(".json") != Some(w.id.as_str()) {
-            return Err(invalid(format!(
-                "id {:?} must equal the file name without .json",
-                w.id
-            )));
-        }
+        w.validate_file(file).map_err(invalid)?;
         if !seen.insert(w.id.clone()) {
             return Err(invalid(format!("id {:?} is used twice", w.id)));
         }
-        w.validate().map_err(invalid)?;
         all.push(w);
     }
     Ok(all)
@@ -493,6 +487,22 @@ pub struct Replay {
 }
 
 impl Walkthrough {
+    /// [`Walkthrough::validate`] for the walkthrough of the file called `file`, whose name
+    /// without `.json` must be its `id`.
+    ///
+    /// # Errors
+    ///
+    /// The first rule broken, in words.
+    pub fn validate_file(&self, file: &str) -> Result<(), String> {
+        if file.strip_suffix(".json") != Some(self.id.as_str()) {
+            return Err(format!(
+                "id {:?} must equal the file name without .json",
+                self.id
+            ));
+        }
+        self.validate()
+    }
+
     /// Checks the rules of the format a parser cannot: `steps` is not empty, `max_keys` is
     /// at least `1`; with baselines, every step is an `allow` of cost `1` on one key, states
     /// exactly the configured baselines' verdicts and the baselines' parameters are in range;

@@ -50,6 +50,14 @@ pub(crate) fn backend_name(backend: Backend) -> &'static str {
     }
 }
 
+/// The backend a counterexample names (`"std"`, `"shuttle"`, `"loom"`), the inverse of
+/// [`backend_name`].
+pub(crate) fn backend_of(name: &str) -> Option<Backend> {
+    [Backend::Std, Backend::Shuttle, Backend::Loom]
+        .into_iter()
+        .find(|b| backend_name(*b) == name)
+}
+
 impl Counterexample {
     /// Writes it under the temporary directory (atomically: a temporary file, then a
     /// rename) and returns the path. The name holds a hash of the content, so the same

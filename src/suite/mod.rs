@@ -73,7 +73,7 @@ pub use check::{find, CheckInfo, Kind, CHECKS};
 pub use diagnosis::{resembling, Lookalike, Suspect};
 pub use failure::{Failure, Replay, TraceRow};
 pub use probe::Probe;
-pub use report::{cargo_in_this_mode, collect, rerun, write_reports, Report};
+pub use report::{cargo_in_mode, cargo_in_this_mode, collect, rerun, write_reports, Report};
 pub use runner::{run_check, run_check_within, CheckResult, Status};
 pub use subject::Subject;
 

@@ -288,7 +288,13 @@ pub fn rerun(test_name: &str) -> String {
 /// `--release --features shuttle` for shuttle; the loom cfg and its own target directory for
 /// loom.
 pub fn cargo_in_this_mode(subcommand: &str) -> String {
-    match super::schedule::Backend::current() {
+    cargo_in_mode(super::schedule::Backend::current(), subcommand)
+}
+
+/// `cargo <subcommand>` with what a build in `backend`'s mode needs (see
+/// [`cargo_in_this_mode`]).
+pub fn cargo_in_mode(backend: super::schedule::Backend, subcommand: &str) -> String {
+    match backend {
         super::schedule::Backend::Std => format!("cargo {subcommand}"),
         super::schedule::Backend::Shuttle => {
             format!(
