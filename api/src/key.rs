@@ -17,12 +17,19 @@
 /// assert!(!is_blank_key("\u{A0}"));
 /// assert!(!is_blank_key(" a "));
 /// ```
+#[inline]
 pub fn is_blank_key(key: &str) -> bool {
     // A key starting with a visible ASCII character (`!` to `~`, none of them white space) is
     // not blank: the usual key is decided on its first byte, without decoding characters.
     if key.as_bytes().first().is_some_and(u8::is_ascii_graphic) {
         return false;
     }
+    all_java_whitespace(key)
+}
+
+/// The slow path of [`is_blank_key`], out of line so that the first-byte test inlines.
+#[inline(never)]
+fn all_java_whitespace(key: &str) -> bool {
     key.chars().all(is_java_whitespace)
 }
 

@@ -18,6 +18,7 @@ pub fn check_max_keys(max_keys: usize) -> Result<(), LimitError> {
 }
 
 /// A key must not be blank ([`is_blank_key`]).
+#[inline]
 pub fn check_key(key: &str) -> Result<(), LimitError> {
     if is_blank_key(key) {
         Err(LimitError::InvalidKey)
@@ -27,6 +28,7 @@ pub fn check_key(key: &str) -> Result<(), LimitError> {
 }
 
 /// A cost must be in `1..=capacity` of the policy in force.
+#[inline]
 pub fn check_cost(policy: &Policy, cost: u64) -> Result<(), LimitError> {
     let capacity = policy.capacity();
     if cost == 0 || cost > capacity {
@@ -37,6 +39,7 @@ pub fn check_cost(policy: &Policy, cost: u64) -> Result<(), LimitError> {
 }
 
 /// `now` must not be below the largest time a successful call has seen.
+#[inline]
 pub fn check_time(now: u64, observed: u64) -> Result<(), LimitError> {
     if now < observed {
         Err(LimitError::TimeWentBackwards { now, observed })

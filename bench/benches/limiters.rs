@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion};
 use governor::clock::{Clock as _, DefaultClock};
 use ratelimit_lab_api::{Limiter, Policy};
-use ratelimit_lab_bench::{clocked, governor, keys, ours, Contender, Path, NOW};
+use ratelimit_lab_bench::{governor, keys, ours, real_time, Contender, Path, NOW};
 use ratelimit_lab_model::ModelLimiter;
 use ratelimit_lab_reference::{Clock, Clocked, MonotonicClock, ShardedBucket, TokenBucket};
 
@@ -100,9 +100,10 @@ fn drained<L: Limiter>(n: usize) -> L {
     ours::<L>(Path::Reject, &keys(n)).0
 }
 
-/// Admissions with real time read inside each design's boundary, on 1 and 2 threads: the
-/// reference behind [`Clocked`]'s gate, [`ShardedBucket::allow_now`], and governor on its own
-/// clock.
+/// Admissions with real time read inside each design's boundary, on 1 and 2 threads, each
+/// design beside governor on the same clock: on the standard library's monotonic clock, the
+/// reference behind [`Clocked`]'s gate, `ClockedShardedBucket` and governor; on the
+/// time-stamp counter (governor's default clock), `ClockedShardedBucket` and governor.
 fn allow_clocked(c: &mut Criterion) {
     let keys = keys(1_000);
     let mut group = c.benchmark_group("allow_clocked_admit_1000keys");
@@ -111,15 +112,21 @@ fn allow_clocked(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(2));
     for threads in [1, 2] {
         let id = |design: &str| BenchmarkId::new(design, format!("{threads}t"));
-        let (reference, sharded, gov) = clocked(&keys);
+        let all = real_time(&keys);
         group.bench_function(id("reference"), |b| {
-            b.iter_custom(|iters| wall(&reference, &keys, Path::Admit, threads, iters))
+            b.iter_custom(|iters| wall(&all.reference, &keys, Path::Admit, threads, iters))
         });
         group.bench_function(id("sharded"), |b| {
-            b.iter_custom(|iters| wall(&sharded, &keys, Path::Admit, threads, iters))
+            b.iter_custom(|iters| wall(&all.sharded, &keys, Path::Admit, threads, iters))
         });
         group.bench_function(id("governor"), |b| {
-            b.iter_custom(|iters| wall(&gov, &keys, Path::Admit, threads, iters))
+            b.iter_custom(|iters| wall(&all.governor, &keys, Path::Admit, threads, iters))
+        });
+        group.bench_function(id("sharded_tsc"), |b| {
+            b.iter_custom(|iters| wall(&all.sharded_tsc, &keys, Path::Admit, threads, iters))
+        });
+        group.bench_function(id("governor_tsc"), |b| {
+            b.iter_custom(|iters| wall(&all.governor_tsc, &keys, Path::Admit, threads, iters))
         });
     }
     group.finish();

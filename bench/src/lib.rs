@@ -13,7 +13,9 @@ use governor::state::keyed::DefaultKeyedStateStore;
 use governor::DefaultKeyedRateLimiter;
 use governor::{Quota, RateLimiter};
 use ratelimit_lab_api::{Limiter, Policy};
-use ratelimit_lab_reference::{Clocked, MonotonicClock, ShardedBucket, TokenBucket};
+use ratelimit_lab_reference::{
+    Clock as OurClock, Clocked, ClockedShardedBucket, MonotonicClock, TokenBucket,
+};
 
 /// The time every benchmarked call is made at, in nanoseconds.
 pub const NOW: u64 = 1_000_000_000;
@@ -136,18 +138,45 @@ impl Contender for ClockedReference {
     }
 }
 
-/// [`ShardedBucket`] reading the machine's monotonic clock inside its own boundary.
+/// [`ClockedShardedBucket`] reading clock `C` inside its own boundary.
 #[derive(Debug)]
-pub struct ClockedSharded(pub ShardedBucket, pub MonotonicClock);
+pub struct ClockedSharded<C>(pub ClockedShardedBucket<C>);
 
-impl Contender for ClockedSharded {
+impl<C: OurClock> Contender for ClockedSharded<C> {
     #[inline]
     fn call(&self, key: &String) -> bool {
-        matches!(self.0.allow_now(key, 1, &self.1), Ok(d) if d.allowed)
+        matches!(self.0.allow(key, 1), Ok(d) if d.allowed)
     }
 }
 
-/// governor's keyed limiter on its default (real) clock.
+/// The clock governor reads by default (`quanta`: the processor's time-stamp counter, scaled
+/// to nanoseconds), as a clock of this crate's designs, so that both sides of a comparison
+/// can read the same clock.
+#[derive(Debug, Clone)]
+pub struct Tsc(quanta::Clock);
+
+impl Tsc {
+    /// A new calibrated clock.
+    pub fn new() -> Self {
+        Tsc(quanta::Clock::new())
+    }
+}
+
+impl Default for Tsc {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl OurClock for Tsc {
+    #[inline]
+    fn now_nanos(&self) -> u64 {
+        // As governor's `QuantaClock::now` reads it.
+        self.0.delta_as_nanos(0, self.0.raw())
+    }
+}
+
+/// governor's keyed limiter on its default clock (`quanta`, the time-stamp counter).
 pub struct RealGovernor(pub DefaultKeyedRateLimiter<String>);
 
 impl Contender for RealGovernor {
@@ -157,25 +186,89 @@ impl Contender for RealGovernor {
     }
 }
 
-/// The three designs on the admit path with real time, each tracking `keys`.
+/// governor's keyed limiter on the standard library's monotonic clock (`Instant`).
+pub type StdGovernor = RateLimiter<
+    String,
+    DefaultKeyedStateStore<String>,
+    governor::clock::MonotonicClock,
+    NoOpMiddleware<std::time::Instant>,
+>;
+
+/// governor on the standard library's clock, as a contender.
+pub struct StdClockGovernor(pub StdGovernor);
+
+impl Contender for StdClockGovernor {
+    #[inline]
+    fn call(&self, key: &String) -> bool {
+        self.0.check_key(key).is_ok()
+    }
+}
+
+/// The designs on the admit path with real time read inside each one's boundary, each
+/// tracking `keys`: on the standard library's monotonic clock, the reference behind
+/// [`Clocked`], [`ClockedShardedBucket`] and governor; on the time-stamp counter (governor's
+/// default clock), [`ClockedShardedBucket`] and governor.
+#[derive(Debug)]
+pub struct RealTime {
+    /// The reference behind [`Clocked`]'s gate, on the standard clock.
+    pub reference: ClockedReference,
+    /// The sharded design on the standard clock.
+    pub sharded: ClockedSharded<MonotonicClock>,
+    /// governor on the standard clock.
+    pub governor: StdClockGovernor,
+    /// The sharded design on the time-stamp counter.
+    pub sharded_tsc: ClockedSharded<Tsc>,
+    /// governor on its default clock, the time-stamp counter.
+    pub governor_tsc: RealGovernor,
+}
+
+impl std::fmt::Debug for StdClockGovernor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StdClockGovernor")
+    }
+}
+
+impl std::fmt::Debug for RealGovernor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RealGovernor")
+    }
+}
+
+/// Every design of [`RealTime`], each tracking `keys`.
 ///
 /// # Panics
 ///
 /// When a design refuses the workload.
-pub fn clocked(keys: &[String]) -> (ClockedReference, ClockedSharded, RealGovernor) {
+pub fn real_time(keys: &[String]) -> RealTime {
     let policy = Path::Admit.policy();
     let build = |e: ratelimit_lab_api::LimitError| -> ! { panic!("{e}") };
-    let reference = ClockedReference(Clocked::new(
-        TokenBucket::new(policy, keys.len()).unwrap_or_else(|e| build(e)),
-        MonotonicClock::new(),
-    ));
-    let sharded = ClockedSharded(
-        ShardedBucket::new(policy, keys.len()).unwrap_or_else(|e| build(e)),
-        MonotonicClock::new(),
-    );
-    let gov = RealGovernor(RateLimiter::keyed(Path::Admit.quota()));
+    let all = RealTime {
+        reference: ClockedReference(Clocked::new(
+            TokenBucket::new(policy, keys.len()).unwrap_or_else(|e| build(e)),
+            MonotonicClock::new(),
+        )),
+        sharded: ClockedSharded(
+            ClockedShardedBucket::new(policy, keys.len(), MonotonicClock::new())
+                .unwrap_or_else(|e| build(e)),
+        ),
+        governor: StdClockGovernor(RateLimiter::new(
+            Path::Admit.quota(),
+            DefaultKeyedStateStore::default(),
+            governor::clock::MonotonicClock,
+        )),
+        sharded_tsc: ClockedSharded(
+            ClockedShardedBucket::new(policy, keys.len(), Tsc::new()).unwrap_or_else(|e| build(e)),
+        ),
+        governor_tsc: RealGovernor(RateLimiter::keyed(Path::Admit.quota())),
+    };
     for key in keys {
-        assert!(reference.call(key) && sharded.call(key) && gov.call(key));
+        assert!(
+            all.reference.call(key)
+                && all.sharded.call(key)
+                && all.governor.call(key)
+                && all.sharded_tsc.call(key)
+                && all.governor_tsc.call(key)
+        );
     }
-    (reference, sharded, gov)
+    all
 }

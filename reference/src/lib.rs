@@ -2,8 +2,8 @@
 //!
 //! - [`TokenBucket`]: the seed's single-owner design, exact in `u128` fixed point.
 //! - [`ShardedBucket`]: the same contract with keys in independently locked shards, for
-//!   admissions that scale with threads, and a clock read inside the admission boundary with
-//!   no lock shared by every call.
+//!   admissions that scale with threads; [`ClockedShardedBucket`], the same shards reading
+//!   their own clock inside each call's boundary, with no lock shared by every call.
 //! - [`FixedWindow`] and [`SlidingLog`]: baselines with *different* contracts, kept to show
 //!   what a token bucket is not.
 //! - [`Clock`], [`MonotonicClock`], [`ManualClock`] and [`Clocked`]: real time for a limiter,
@@ -17,13 +17,13 @@ mod arithmetic;
 mod clock;
 mod clocked;
 mod fixed_window;
-mod sharded_bucket;
+mod sharded;
 mod sliding_log;
 mod token_bucket;
 
 pub use clock::{Clock, ManualClock, MonotonicClock};
 pub use clocked::Clocked;
 pub use fixed_window::FixedWindow;
-pub use sharded_bucket::{ShardedBucket, SHARDS};
+pub use sharded::{ClockedShardedBucket, ShardedBucket, SHARDS};
 pub use sliding_log::SlidingLog;
 pub use token_bucket::TokenBucket;

@@ -18,7 +18,9 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::linearizability::{self, Event};
+use super::linearizability;
+/// One call of an [`Execution`]'s history (what [`judge`] judges).
+pub use super::linearizability::Event;
 use super::probe::{guarded, panic_message};
 use super::{Failure, Probe};
 use crate::model::{Model, Op};

@@ -20,10 +20,13 @@
 use ratelimit_lab::catalog::mistakes::{
     CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, SplitReadWrite,
 };
-use ratelimit_lab::explore::{execute, judge, run_sequentially, Execution, Scenario};
+use ratelimit_lab::explore::{execute, judge, run_sequentially, Event, Execution, Scenario};
 use ratelimit_lab::model::{Op, Outcome};
-use ratelimit_lab::reference::{Clock, Clocked, ManualClock, ShardedBucket, TokenBucket};
-use ratelimit_lab::sync::{thread, Arc};
+use ratelimit_lab::reference::{
+    Clock, Clocked, ClockedShardedBucket, ManualClock, ShardedBucket, TokenBucket,
+};
+use ratelimit_lab::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use ratelimit_lab::sync::{thread, Arc, Mutex};
 use ratelimit_lab::{Decision, LimitError, Limiter, Mistake, Policy, Snapshot, UNITS_PER_TOKEN};
 
 const SECOND: u64 = 1_000_000_000;
@@ -292,42 +295,210 @@ pub fn caller_sampled_race() -> usize {
     backwards
 }
 
+/// Two of a few short keys that `shard_index` puts in different shards (the hash has a fixed
+/// key under loom and shuttle, so the same two every execution).
+fn two_shards(shard_index: impl Fn(&str) -> usize) -> (&'static str, &'static str) {
+    const KEYS: [&str; 8] = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    for x in KEYS {
+        for y in KEYS {
+            if shard_index(x) != shard_index(y) {
+                return (x, y);
+            }
+        }
+    }
+    panic!("eight keys in one shard")
+}
+
 /// A sharded limiter already tracking two keys it keeps in different shards (new keys would
 /// take its key-count lock, which orders them anyway), seen at time 100.
 fn sharded() -> (Arc<ShardedBucket>, &'static str, &'static str) {
     let limiter = ShardedBucket::new(policy(1, 10, 2), 4).unwrap();
-    for key in ["a", "b"] {
+    let (x, y) = two_shards(|k| limiter.shard_index(k));
+    for key in [x, y] {
         assert!(limiter.allow(key, 1, 100).unwrap().allowed);
     }
-    (Arc::new(limiter), "a", "b")
+    (Arc::new(limiter), x, y)
 }
 
-/// `ShardedBucket` reads the clock inside its boundary with no lock shared by every call: one
-/// thread spends on one key while another advances the clock and spends on a key of another
-/// shard, then evicts. Every call must succeed, and the observed time must be the later
-/// reading.
-pub fn sharded_clock_race() {
-    let clock = Arc::new(ManualClock::new(100));
-    let (limiter, x, y) = sharded();
-    let (l, c) = (Arc::clone(&limiter), Shared(Arc::clone(&clock)));
-    let a = thread::spawn(move || l.allow_now(x, 1, &c));
-    let (l, c) = (Arc::clone(&limiter), Shared(Arc::clone(&clock)));
-    let b = thread::spawn(move || {
-        clock.advance(1);
-        l.allow_now(y, 1, &c)
+/// A clock that moves a quarter second at every reading, so that each reading is later than
+/// every one before it, and that remembers which thread took each: the test gives every
+/// call the time it read.
+#[derive(Debug)]
+struct Ticking {
+    now: AtomicU64,
+    taken: Mutex<Vec<(String, u64)>>,
+}
+
+#[derive(Debug)]
+struct TickingClock(Arc<Ticking>);
+
+fn this_thread() -> String {
+    format!("{:?}", thread::current().id())
+}
+
+impl Clock for TickingClock {
+    fn now_nanos(&self) -> u64 {
+        let t = self.0.now.fetch_add(SECOND / 4, SeqCst) + SECOND / 4;
+        self.0.taken.lock().unwrap().push((this_thread(), t));
+        t
+    }
+}
+
+impl Ticking {
+    /// The reading the calling thread took since it last asked, if it took one (a call takes
+    /// at most one).
+    fn taken_by_this_thread(&self) -> Option<u64> {
+        let me = this_thread();
+        let mut taken = self.taken.lock().unwrap();
+        let mine: Vec<u64> = taken
+            .iter()
+            .filter(|(t, _)| *t == me)
+            .map(|r| r.1)
+            .collect();
+        taken.retain(|(t, _)| *t != me);
+        assert!(
+            mine.len() <= 1,
+            "one call read the clock {} times",
+            mine.len()
+        );
+        mine.first().copied()
+    }
+}
+
+/// A call on [`ClockedShardedBucket`], which reads its own time.
+#[derive(Clone, Debug)]
+enum ClockedCall {
+    Allow(&'static str, u64),
+    EvictFull,
+    ReplacePolicy(Policy, u64),
+}
+
+/// Runs `call` on `limiter` and writes it down as the [`Op`] it was: at the time the call
+/// read from `clock`, or, for a call that read none (an error before its time is taken), at
+/// the end of time, where the specification fails it the same way.
+fn clocked_call(
+    limiter: &ClockedShardedBucket<TickingClock>,
+    clock: &Ticking,
+    events: &AtomicU64,
+    thread: usize,
+    call: &ClockedCall,
+) -> Event {
+    let invoked = events.fetch_add(1, SeqCst);
+    let outcome: Outcome = match call {
+        ClockedCall::Allow(key, cost) => limiter.allow(key, *cost).into(),
+        ClockedCall::EvictFull => limiter.evict_full().into(),
+        ClockedCall::ReplacePolicy(next, expected) => {
+            limiter.replace_policy(*next, *expected).into()
+        }
+    };
+    let returned = events.fetch_add(1, SeqCst);
+    let now = clock.taken_by_this_thread().unwrap_or(u64::MAX);
+    let op = match call {
+        ClockedCall::Allow(key, cost) => allow(key, *cost, now),
+        ClockedCall::EvictFull => Op::EvictFull { now },
+        ClockedCall::ReplacePolicy(next, expected) => Op::ReplacePolicy {
+            next: *next,
+            expected_version: *expected,
+            now,
+        },
+    };
+    Event {
+        thread,
+        op,
+        outcome,
+        invoked,
+        returned,
+    }
+}
+
+/// `ClockedShardedBucket` reads its clock inside each call's boundary with no lock shared by
+/// every call. Two keys in different shards (capacity 2, one token a second, three keys at
+/// most), each call a quarter second after the one before: one thread spends on both keys
+/// and adds a third; the other evicts, cuts over to a policy of capacity 1 and spends; then
+/// an eviction. Every call is given, as its time, the reading it took, and the whole history
+/// must be explained by some order of the calls on the specification, stored state included
+/// (so readings reached the shards in an order consistent with the clock, and none was
+/// refused as going backwards).
+pub fn clocked_sharded_race() {
+    let clock = Arc::new(Ticking {
+        now: AtomicU64::new(0),
+        taken: Mutex::new(Vec::new()),
     });
-    let a = a.join().unwrap();
-    let b = b.join().unwrap();
-    let evicted = limiter.evict_full_now(&Shared(Arc::new(ManualClock::new(101))));
+    let start = policy(1, 2, 1);
+    let limiter =
+        Arc::new(ClockedShardedBucket::new(start, 3, TickingClock(Arc::clone(&clock))).unwrap());
+    let (x, y) = two_shards(|k| limiter.shard_index(k));
+    let events = Arc::new(AtomicU64::new(0));
+    let mut history = Vec::new();
+    for key in [x, y] {
+        history.push(clocked_call(
+            &limiter,
+            &clock,
+            &events,
+            0,
+            &ClockedCall::Allow(key, 1),
+        ));
+    }
+    let threads = [
+        vec![
+            ClockedCall::Allow(x, 2),
+            ClockedCall::Allow(y, 1),
+            ClockedCall::Allow("z", 1),
+        ],
+        vec![
+            ClockedCall::EvictFull,
+            ClockedCall::ReplacePolicy(policy(2, 1, 1), 1),
+            ClockedCall::Allow(y, 1),
+        ],
+    ];
+    let handles: Vec<_> = threads
+        .iter()
+        .enumerate()
+        .map(|(i, calls)| {
+            let (limiter, clock, events) = (
+                Arc::clone(&limiter),
+                Arc::clone(&clock),
+                Arc::clone(&events),
+            );
+            let calls = calls.clone();
+            thread::spawn(move || {
+                calls
+                    .iter()
+                    .map(|c| clocked_call(&limiter, &clock, &events, i + 1, c))
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for h in handles {
+        history.extend(h.join().unwrap());
+    }
+    history.push(clocked_call(
+        &limiter,
+        &clock,
+        &events,
+        0,
+        &ClockedCall::EvictFull,
+    ));
+    let scenario = Scenario {
+        policy: start,
+        max_keys: 3,
+        init: vec![],
+        threads: vec![],
+        post: vec![],
+    };
+    let execution = Execution {
+        history,
+        snapshot: limiter.snapshot(),
+    };
+    if let Err(why) = judge(&scenario, &execution) {
+        panic!("not linearizable: {why}");
+    }
     assert!(
-        a.is_ok() && b.is_ok() && evicted.is_ok(),
-        "{a:?} {b:?} {evicted:?}"
-    );
-    let observed = limiter.snapshot().map(|s| s.observed_nanos);
-    assert_eq!(
-        observed,
-        Some(101),
-        "the later reading is the observed time"
+        execution.history.iter().all(|e| !matches!(
+            e.outcome,
+            Outcome::Error(LimitError::TimeWentBackwards { .. })
+        )),
+        "a reading was refused as going backwards"
     );
 }
 
