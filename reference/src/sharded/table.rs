@@ -163,15 +163,12 @@ impl Table {
         contract::check_key(key)?;
         let hash = self.hasher.hash_one(key);
         let shard = &self.shards[shard_of(hash)].0;
-        let is_key = |e: &Entry| e.key == key;
         {
             let mut guard = locked(shard);
             let s = &mut *guard;
             contract::check_cost(&s.policy, cost)?;
-            if let Some(Entry { bucket, .. }) = s.buckets.find_mut(hash, is_key) {
-                let now = timing.claim(s.observed)?;
-                s.observed = now;
-                return Ok(spend(bucket, &s.policy, cost, now));
+            if let Some(decided) = spend_tracked(s, hash, key, cost, timing) {
+                return decided;
             }
         }
         // A new key: the count must not move while this call decides.
@@ -179,10 +176,8 @@ impl Table {
         let mut guard = locked(shard);
         let s = &mut *guard;
         contract::check_cost(&s.policy, cost)?;
-        if let Some(Entry { bucket, .. }) = s.buckets.find_mut(hash, is_key) {
-            let now = timing.claim(s.observed)?;
-            s.observed = now;
-            return Ok(spend(bucket, &s.policy, cost, now));
+        if let Some(decided) = spend_tracked(s, hash, key, cost, timing) {
+            return decided;
         }
         timing.check_before_bound()?;
         if book.keys >= book.max_keys {
@@ -276,6 +271,22 @@ impl Table {
                 .collect(),
         })
     }
+}
+
+/// The decision on `key` (of hash `hash`) if the held shard `s` tracks it, at the time
+/// `timing` claims, recorded as the shard's observed time; `None` for a key not tracked.
+fn spend_tracked(
+    s: &mut Shard,
+    hash: u64,
+    key: &str,
+    cost: u64,
+    timing: &impl Timing,
+) -> Option<Result<Decision, LimitError>> {
+    let Entry { bucket, .. } = s.buckets.find_mut(hash, |e| e.key == key)?;
+    Some(timing.claim(s.observed).map(|now| {
+        s.observed = now;
+        spend(bucket, &s.policy, cost, now)
+    }))
 }
 
 /// The largest observed time of the locked shards.
