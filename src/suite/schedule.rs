@@ -92,6 +92,13 @@ const STACK_BYTES: usize = 2 << 20;
 #[cfg(loom)]
 const ONCE_MAX_BRANCHES: usize = 1 << 20;
 
+/// The most scheduling points shuttle allows the one execution a sequential check runs in:
+/// a property test's cases on a design that takes many locks per call (a sharded design's
+/// `snapshot` takes every shard's) need more than shuttle's default of 1,000,000. A design
+/// that spins forever still fails, with shuttle's message, after this many.
+#[cfg(all(feature = "shuttle", not(loom)))]
+const ONCE_MAX_STEPS: usize = 1 << 24;
+
 /// Runs `f` once inside an execution of the backend (directly under std), and returns what
 /// it returned.
 ///
@@ -168,7 +175,9 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
     });
     match search {
         Search::Once | Search::Exhaustive | Search::Perturbed(_) => {
-            Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, 1), config()).run(body);
+            let mut config = config();
+            config.max_steps = shuttle::MaxSteps::FailAfter(ONCE_MAX_STEPS);
+            Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, 1), config).run(body);
         }
         Search::Random(n) => {
             Runner::new(RandomScheduler::new_from_seed(SHUTTLE_SEED, n), config()).run(body);
