@@ -11,44 +11,9 @@
 //! For each pair and thread count: `ROUNDS` (default 21) pairs of runs of 2,000,000 calls
 //! each over 1,000 keys, admit path, time read inside each design's boundary; prints the
 //! median ratio (first design ÷ second, per call; below 1 the first is faster) and the range.
-use std::sync::Barrier;
-use std::thread;
-use std::time::{Duration, Instant};
-
-use ratelimit_lab_bench::{keys, real_time, Contender};
+use ratelimit_lab_bench::{keys, real_time, wall, Contender, Path};
 
 const CALLS: u64 = 2_000_000;
-
-/// Wall time of `CALLS` calls split over `threads` threads, each walking its own share of
-/// the keys.
-fn wall<C: Contender>(c: &C, keys: &[String], threads: usize) -> Duration {
-    let per = CALLS / threads as u64;
-    let barrier = Barrier::new(threads + 1);
-    thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|t| {
-                let barrier = &barrier;
-                let share = &keys[t * keys.len() / threads..(t + 1) * keys.len() / threads];
-                s.spawn(move || {
-                    barrier.wait();
-                    let mut admitted = 0u64;
-                    for i in 0..per {
-                        admitted += u64::from(c.call(&share[i as usize % share.len()]));
-                    }
-                    assert_eq!(admitted, per, "a call was refused");
-                })
-            })
-            .collect();
-        barrier.wait();
-        let start = Instant::now();
-        for w in workers {
-            if let Err(panic) = w.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        start.elapsed()
-    })
-}
 
 /// The median and range of `a ÷ b` over `rounds` alternating pairs.
 fn paired<A: Contender, B: Contender>(
@@ -62,11 +27,11 @@ fn paired<A: Contender, B: Contender>(
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let (x, y) = if round % 2 == 0 {
-            let x = wall(a, keys, threads);
-            (x, wall(b, keys, threads))
+            let x = wall(a, keys, Path::Admit, threads, CALLS);
+            (x, wall(b, keys, Path::Admit, threads, CALLS))
         } else {
-            let y = wall(b, keys, threads);
-            (wall(a, keys, threads), y)
+            let y = wall(b, keys, Path::Admit, threads, CALLS);
+            (wall(a, keys, Path::Admit, threads, CALLS), y)
         };
         ratios.push(x.as_secs_f64() / y.as_secs_f64());
         ta.push(x.as_secs_f64() * 1e9 / CALLS as f64);

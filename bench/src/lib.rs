@@ -1,11 +1,16 @@
-//! The workloads the benchmarks run, shared by `benches/limiters.rs` and `benches/memory.rs`:
-//! the same keys, policies and fixed time for every design, and governor's keyed limiter
-//! set up to make the same decisions.
+//! The workloads the benchmarks run, shared by `benches/limiters.rs`, `benches/memory.rs`
+//! and `examples/paired.rs`: the same keys, policies and fixed time for every design,
+//! governor's keyed limiter set up to make the same decisions, and the one timing loop
+//! ([`wall`]) every `allow` figure comes from.
 //!
 //! Time is fixed during an `allow` benchmark (every design is called at the same `now`, and
 //! governor reads a [`FakeRelativeClock`] that never moves), so that what is measured is the
-//! admission itself, not a clock; the clock's own cost is a separate benchmark.
+//! admission itself, not a clock; the clock's own cost is a separate benchmark, and
+//! [`real_time`] builds the designs that read a real clock inside every call.
 use std::num::NonZeroU32;
+use std::sync::Barrier;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use governor::clock::{Clock, FakeRelativeClock};
 use governor::middleware::NoOpMiddleware;
@@ -271,4 +276,56 @@ pub fn real_time(keys: &[String]) -> RealTime {
         );
     }
     all
+}
+
+/// Wall time for `iters` calls in all, split evenly over `threads` threads that start
+/// together, each walking its own share of the keys (as when each thread serves its own
+/// clients), round and round. Checks that every call took `path`.
+pub fn wall<C: Contender>(
+    c: &C,
+    keys: &[String],
+    path: Path,
+    threads: usize,
+    iters: u64,
+) -> Duration {
+    let per = iters.div_ceil(threads as u64);
+    let walk = |t: usize| {
+        let share = &keys[t * keys.len() / threads..(t + 1) * keys.len() / threads];
+        let mut i = 0;
+        let mut admitted = 0u64;
+        for _ in 0..per {
+            admitted += u64::from(c.call(&share[i]));
+            i += 1;
+            if i == share.len() {
+                i = 0;
+            }
+        }
+        let want = if path == Path::Admit { per } else { 0 };
+        assert_eq!(admitted, want, "a call left the {} path", path.name());
+    };
+    if threads == 1 {
+        let start = Instant::now();
+        walk(0);
+        return start.elapsed();
+    }
+    let barrier = Barrier::new(threads + 1);
+    thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                let (barrier, walk) = (&barrier, &walk);
+                s.spawn(move || {
+                    barrier.wait();
+                    walk(t);
+                })
+            })
+            .collect();
+        barrier.wait();
+        let start = Instant::now();
+        for w in workers {
+            if let Err(panic) = w.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        start.elapsed()
+    })
 }
