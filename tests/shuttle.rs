@@ -287,3 +287,25 @@ fn committed_counterexamples_replay_and_fail_again() {
     again::<RacyEvictFull>("RacyEvictFull");
     again::<RacyCutover>("RacyCutover");
 }
+
+/// Shuttle replays an execution by making the same choices again, so every lock a design
+/// takes must be the same in every execution: the sharded designs hash keys with a fixed key
+/// in this mode (the shuttle feature reaches the reference crate), and a key lives in the
+/// same shard of every instance. Without it, DFS fails inside shuttle.
+#[test]
+fn sharded_designs_put_a_key_in_the_same_shard_in_every_instance() {
+    use ratelimit_lab::reference::ShardedBucket;
+    let policy = ratelimit_lab::Policy::new(1, 10, 2).expect("a valid policy");
+    let (a, b) = (
+        ShardedBucket::new(policy, 100).expect("a limiter"),
+        ShardedBucket::new(policy, 100).expect("a limiter"),
+    );
+    let shards: Vec<usize> = (0..64)
+        .map(|k| a.shard_index(&format!("key-{k}")))
+        .collect();
+    for (k, shard) in shards.iter().enumerate() {
+        assert_eq!(b.shard_index(&format!("key-{k}")), *shard, "key-{k}");
+    }
+    // 64 keys over the shards of this mode: the check above compared more than one shard.
+    assert!(shards.iter().any(|&s| s != shards[0]), "{shards:?}");
+}
