@@ -309,3 +309,73 @@ fn sharded_designs_put_a_key_in_the_same_shard_in_every_instance() {
     // 64 keys over the shards of this mode: the check above compared more than one shard.
     assert!(shards.iter().any(|&s| s != shards[0]), "{shards:?}");
 }
+
+/// A correct design whose path depends on something shuttle does not control: every other
+/// instance (counted across executions) takes a lock of its own before the reference's.
+/// Shuttle's depth-first search cannot replay it; the suite must still grade it on what it
+/// does, not fail it for shuttle's sake.
+#[derive(Debug)]
+struct Unreplayable {
+    inner: TokenBucket,
+    extra: Option<ratelimit_lab::sync::Mutex<()>>,
+}
+
+static UNREPLAYABLE_INSTANCES: AtomicUsize = AtomicUsize::new(0);
+
+impl Limiter for Unreplayable {
+    fn new(
+        policy: ratelimit_lab::Policy,
+        max_keys: usize,
+    ) -> Result<Self, ratelimit_lab::LimitError> {
+        let n = UNREPLAYABLE_INSTANCES.fetch_add(1, SeqCst);
+        Ok(Unreplayable {
+            inner: TokenBucket::new(policy, max_keys)?,
+            extra: n
+                .is_multiple_of(2)
+                .then(|| ratelimit_lab::sync::Mutex::new(())),
+        })
+    }
+
+    fn allow(
+        &self,
+        key: &str,
+        cost: u64,
+        now: u64,
+    ) -> Result<ratelimit_lab::Decision, ratelimit_lab::LimitError> {
+        let _first = self.extra.as_ref().map(|m| m.lock());
+        self.inner.allow(key, cost, now)
+    }
+
+    fn evict_full(&self, now: u64) -> Result<usize, ratelimit_lab::LimitError> {
+        let _first = self.extra.as_ref().map(|m| m.lock());
+        self.inner.evict_full(now)
+    }
+
+    fn replace_policy(
+        &self,
+        next: ratelimit_lab::Policy,
+        expected_version: u64,
+        now: u64,
+    ) -> Result<(), ratelimit_lab::LimitError> {
+        let _first = self.extra.as_ref().map(|m| m.lock());
+        self.inner.replace_policy(next, expected_version, now)
+    }
+
+    fn key_count(&self) -> usize {
+        self.inner.key_count()
+    }
+
+    fn snapshot(&self) -> Option<ratelimit_lab::Snapshot> {
+        self.inner.snapshot()
+    }
+}
+
+#[test]
+fn a_correct_design_that_does_not_replay_passes_the_concurrency_checks() {
+    use ratelimit_lab::suite::{run_check, Kind, CHECKS};
+    let suspects = ratelimit_lab::catalog::suspects();
+    for check in CHECKS.iter().filter(|c| c.kind == Kind::Concurrency) {
+        let result = run_check::<Unreplayable>(check.name, suspects);
+        assert!(result.passed(), "{}", result.explain("this test"));
+    }
+}

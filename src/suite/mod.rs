@@ -59,6 +59,8 @@ mod properties;
 mod quiet_panics;
 mod race_kind;
 mod races;
+#[cfg(all(feature = "shuttle", not(loom)))]
+mod replay_guard;
 mod report;
 mod runner;
 pub mod running;

@@ -125,7 +125,8 @@ where
             *out2.lock().unwrap_or_else(PoisonError::into_inner) = Some(value);
         }
     };
-    run_controlled(body, Search::Once);
+    // One execution, not a search: nothing is replayed.
+    let _ = run_controlled(body, Search::Once);
     let value = out.lock().unwrap_or_else(PoisonError::into_inner).take();
     value.unwrap_or_else(|| Err("the execution ended without a result".to_string()))
 }
@@ -149,8 +150,11 @@ enum Search {
     Perturbed(usize),
 }
 
+/// Runs `body` under the search; returns the execution (from 1) at which a depth-first
+/// search stopped because the design did not replay (see [`ReplayGuard`]), if it did.
 #[cfg(all(feature = "shuttle", not(loom)))]
-fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) -> Option<usize> {
+    use super::replay_guard::{Replay, ReplayGuard};
     use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
     use shuttle::{Config, Runner};
     let config = || {
@@ -190,13 +194,17 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
             .run(body);
         }
         Search::Dfs(n) => {
-            Runner::new(DfsScheduler::new(Some(n), false), config()).run(body);
+            let replay = Replay::default();
+            let guarded = ReplayGuard::new(DfsScheduler::new(Some(n), false), replay.clone());
+            Runner::new(guarded, config()).run(body);
+            return replay.stopped_at();
         }
     }
+    None
 }
 
 #[cfg(loom)]
-fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) -> Option<usize> {
     let mut builder = loom::model::Builder::new();
     match search {
         Search::Once => {
@@ -227,10 +235,11 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
             builder.check(body);
         }
     }
+    None
 }
 
 #[cfg(not(any(loom, feature = "shuttle")))]
-fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
+fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) -> Option<usize> {
     match search {
         Search::Perturbed(executions) => {
             for execution in 0..executions {
@@ -242,6 +251,7 @@ fn run_controlled(body: impl Fn() + Send + Sync + 'static, search: Search) {
         }
         _ => body(),
     }
+    None
 }
 
 /// The searches a concurrency scenario gets under the current backend.
@@ -429,9 +439,13 @@ fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
         let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             run_controlled(body, search)
         }));
-        if let Err(payload) = ran {
-            if !payload.is::<StopExploring>() {
-                std::panic::resume_unwind(payload);
+        match ran {
+            Ok(Some(execution)) => note_not_replayable(search, execution),
+            Ok(None) => {}
+            Err(payload) => {
+                if !payload.is::<StopExploring>() {
+                    std::panic::resume_unwind(payload);
+                }
             }
         }
         let failed = found.lock().unwrap_or_else(PoisonError::into_inner).take();
@@ -440,6 +454,23 @@ fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
         }
     }
     None
+}
+
+/// Says, once per process, that a depth-first search stopped early because the design took
+/// another path when a schedule was replayed: not a failure (a correct design may choose its
+/// locks with a randomly keyed hasher), but the search was not exhaustive.
+fn note_not_replayable(search: Search, execution: usize) {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    let check = CURRENT_CHECK.with(std::cell::Cell::get);
+    ONCE.call_once(|| {
+        eprintln!(
+            "note: {check}: shuttle's {search:?} search stopped at execution {execution}: the design \
+             took another path when a schedule was replayed (something shuttle does not control \
+             steers it, such as a randomly keyed hasher choosing a lock, the clock or a thread id). \
+             The random and PCT searches ran in full; for an exhaustive search too, make the \
+             design's choices depend on its calls alone (for example, a fixed hash key under shuttle)."
+        );
+    });
 }
 
 /// The most smaller scenarios [`shrink`] explores: each that passes costs a full search.
