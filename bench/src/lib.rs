@@ -98,7 +98,12 @@ impl<L: Limiter> Contender for Ours<L> {
     }
 }
 
-impl Contender for Governor {
+/// governor's keyed limiter on any clock: [`Governor`], [`StdGovernor`] and [`TscGovernor`].
+impl<C: Clock> Contender
+    for RateLimiter<String, DefaultKeyedStateStore<String>, C, NoOpMiddleware<C::Instant>>
+where
+    Self: Sync,
+{
     #[inline]
     fn call(&self, key: &String) -> bool {
         self.check_key(key).is_ok()
@@ -182,14 +187,7 @@ impl OurClock for Tsc {
 }
 
 /// governor's keyed limiter on its default clock (`quanta`, the time-stamp counter).
-pub struct RealGovernor(pub DefaultKeyedRateLimiter<String>);
-
-impl Contender for RealGovernor {
-    #[inline]
-    fn call(&self, key: &String) -> bool {
-        self.0.check_key(key).is_ok()
-    }
-}
+pub type TscGovernor = DefaultKeyedRateLimiter<String>;
 
 /// governor's keyed limiter on the standard library's monotonic clock (`Instant`).
 pub type StdGovernor = RateLimiter<
@@ -199,43 +197,31 @@ pub type StdGovernor = RateLimiter<
     NoOpMiddleware<std::time::Instant>,
 >;
 
-/// governor on the standard library's clock, as a contender.
-pub struct StdClockGovernor(pub StdGovernor);
-
-impl Contender for StdClockGovernor {
-    #[inline]
-    fn call(&self, key: &String) -> bool {
-        self.0.check_key(key).is_ok()
-    }
-}
-
 /// The designs on the admit path with real time read inside each one's boundary, each
 /// tracking `keys`: on the standard library's monotonic clock, the reference behind
 /// [`Clocked`], [`ClockedShardedBucket`] and governor; on the time-stamp counter (governor's
 /// default clock), [`ClockedShardedBucket`] and governor.
-#[derive(Debug)]
 pub struct RealTime {
     /// The reference behind [`Clocked`]'s gate, on the standard clock.
     pub reference: ClockedReference,
     /// The sharded design on the standard clock.
     pub sharded: ClockedSharded<MonotonicClock>,
     /// governor on the standard clock.
-    pub governor: StdClockGovernor,
+    pub governor: StdGovernor,
     /// The sharded design on the time-stamp counter.
     pub sharded_tsc: ClockedSharded<Tsc>,
     /// governor on its default clock, the time-stamp counter.
-    pub governor_tsc: RealGovernor,
+    pub governor_tsc: TscGovernor,
 }
 
-impl std::fmt::Debug for StdClockGovernor {
+impl std::fmt::Debug for RealTime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StdClockGovernor")
-    }
-}
-
-impl std::fmt::Debug for RealGovernor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("RealGovernor")
+        // governor's limiters print nothing of themselves.
+        f.debug_struct("RealTime")
+            .field("reference", &self.reference)
+            .field("sharded", &self.sharded)
+            .field("sharded_tsc", &self.sharded_tsc)
+            .finish_non_exhaustive()
     }
 }
 
@@ -256,15 +242,15 @@ pub fn real_time(keys: &[String]) -> RealTime {
             ClockedShardedBucket::new(policy, keys.len(), MonotonicClock::new())
                 .unwrap_or_else(|e| build(e)),
         ),
-        governor: StdClockGovernor(RateLimiter::new(
+        governor: RateLimiter::new(
             Path::Admit.quota(),
             DefaultKeyedStateStore::default(),
             governor::clock::MonotonicClock,
-        )),
+        ),
         sharded_tsc: ClockedSharded(
             ClockedShardedBucket::new(policy, keys.len(), Tsc::new()).unwrap_or_else(|e| build(e)),
         ),
-        governor_tsc: RealGovernor(RateLimiter::keyed(Path::Admit.quota())),
+        governor_tsc: RateLimiter::keyed(Path::Admit.quota()),
     };
     for key in keys {
         assert!(
