@@ -118,17 +118,26 @@ fn a_hang_times_out_that_check_alone() {
         Duration::from_secs(1),
         suspects(),
     );
-    assert_eq!(
-        r.status,
-        Status::TimedOut {
-            limit_secs: 1,
-            waiting: Vec::new()
-        }
+    let Status::TimedOut {
+        limit_secs,
+        call,
+        waiting,
+    } = &r.status
+    else {
+        panic!("expected a timeout, got {:?}", r.status)
+    };
+    assert_eq!((*limit_secs, waiting.len()), (1, 0));
+    assert!(
+        call.starts_with("evict_full(at "),
+        "the call is named: {call}"
     );
     let text = r.explain("x");
-    assert!(text.contains("did not finish within 1 s"), "{text}");
     assert!(
-        text.contains("none of its threads waits in a lock"),
+        text.contains(&format!("{call} did not return within 1 s")),
+        "{text}"
+    );
+    assert!(
+        text.contains("none of the check's threads waits in a lock"),
         "a sleep is not a wait the facade sees: {text}"
     );
     let r =
@@ -274,7 +283,7 @@ mod deadlocks {
         );
         let text = r.explain("x");
         assert!(
-            text.contains("the design hangs. Its threads blocked then:"),
+            text.contains("the design hangs. The check's threads blocked then:"),
             "{text}"
         );
         assert!(text.contains("took it twice"), "{text}");
@@ -325,4 +334,17 @@ mod deadlocks {
             "{text}"
         );
     }
+}
+
+#[path = "explore/isolation.rs"]
+mod in_every_mode;
+
+#[test]
+fn a_call_that_never_returns_is_named_within_the_limit() {
+    in_every_mode::a_call_that_never_returns_is_named_within_the_limit();
+}
+
+#[test]
+fn a_panicking_drop_fails_its_checks_and_every_check_reports() {
+    in_every_mode::a_panicking_drop_fails_its_checks_and_every_check_reports();
 }

@@ -131,3 +131,13 @@ fn caller_sampled_time_arrives_out_of_order_in_some_interleaving() {
 fn counterexamples_are_shrunk_narrow_and_replayed() {
     explore::counterexamples_are_shrunk_narrow_and_replayed();
 }
+
+#[test]
+fn a_call_that_never_returns_is_named_within_the_limit() {
+    explore::isolation::a_call_that_never_returns_is_named_within_the_limit();
+}
+
+#[test]
+fn a_panicking_drop_fails_its_checks_and_every_check_reports() {
+    explore::isolation::a_panicking_drop_fails_its_checks_and_every_check_reports();
+}

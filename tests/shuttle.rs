@@ -379,3 +379,13 @@ fn a_correct_design_that_does_not_replay_passes_the_concurrency_checks() {
         assert!(result.passed(), "{}", result.explain("this test"));
     }
 }
+
+#[test]
+fn a_call_that_never_returns_is_named_within_the_limit() {
+    explore::isolation::a_call_that_never_returns_is_named_within_the_limit();
+}
+
+#[test]
+fn a_panicking_drop_fails_its_checks_and_every_check_reports() {
+    explore::isolation::a_panicking_drop_fails_its_checks_and_every_check_reports();
+}

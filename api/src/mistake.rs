@@ -43,11 +43,14 @@ pub enum Mistake {
     SplitKeyBound,
     /// Reset every budget at a policy change.
     BudgetReset,
+    /// Check a call's time against the observed time and publish the new observed time in
+    /// separate steps.
+    SplitTimeCheck,
 }
 
 impl Mistake {
     /// Every mistake, in declaration order.
-    pub const ALL: [Mistake; 18] = [
+    pub const ALL: [Mistake; 19] = [
         Mistake::WindowReset,
         Mistake::NewKeyNotFull,
         Mistake::DroppedFraction,
@@ -66,6 +69,7 @@ impl Mistake {
         Mistake::SplitCutover,
         Mistake::SplitKeyBound,
         Mistake::BudgetReset,
+        Mistake::SplitTimeCheck,
     ];
 
     /// The seed's name for the mistake, quoted.
@@ -89,13 +93,14 @@ impl Mistake {
             Mistake::UnguardedVersion => "Use expectedVersion to prevent a stale administrator from overwriting a newer policy",
             Mistake::SplitKeyBound => "The map contains at most maxKeys",
             Mistake::BudgetReset => "Resetting all budgets ... must not be hidden behind a generic config update",
+            Mistake::SplitTimeCheck => "rejects values older than the last observed service time",
         }
     }
 
     /// `true` for the mistakes only an interleaving of concurrent calls can show (a design
     /// making one of them is sequentially correct): [`DoubleSpend`](Mistake::DoubleSpend),
     /// [`SplitEviction`](Mistake::SplitEviction), [`SplitCutover`](Mistake::SplitCutover) and
-    /// [`SplitKeyBound`](Mistake::SplitKeyBound).
+    /// [`SplitKeyBound`](Mistake::SplitKeyBound) and [`SplitTimeCheck`](Mistake::SplitTimeCheck).
     /// Real threads show them by chance; a controlled scheduler (loom, shuttle) every time.
     pub fn is_race(self) -> bool {
         matches!(
@@ -104,6 +109,7 @@ impl Mistake {
                 | Mistake::SplitEviction
                 | Mistake::SplitCutover
                 | Mistake::SplitKeyBound
+                | Mistake::SplitTimeCheck
         )
     }
 
@@ -128,6 +134,7 @@ impl Mistake {
             Mistake::UnguardedVersion => "Return StalePolicyVersion unless expected_version equals the current version and next.version() is greater.",
             Mistake::SplitKeyBound => "Check max_keys and insert the new key in one critical section: two callers that both saw room for one more key both insert it otherwise.",
             Mistake::BudgetReset => "A cutover keeps every tracked bucket: refill it under the old policy and clamp it to the new capacity; dropping or refilling the buckets grants every key a fresh burst.",
+            Mistake::SplitTimeCheck => "Check a call's time and raise the observed time in one step (under the lock the admission takes, or in one compare-and-swap loop that refuses an older time): a check with load and a later store lets a smaller time be published last, and a call older than the largest time already seen is then admitted.",
         }
     }
 }
@@ -163,6 +170,7 @@ mod tests {
             Mistake::SplitCutover => 15,
             Mistake::SplitKeyBound => 16,
             Mistake::BudgetReset => 17,
+            Mistake::SplitTimeCheck => 18,
         }
     }
 

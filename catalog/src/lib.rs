@@ -2,8 +2,8 @@
 //!
 //! - [`alternatives`]: correct designs built differently from the reference (an `RwLock`
 //!   map, lazy policy migration, per-key locks, `u64` whole-plus-fraction arithmetic, one
-//!   owner thread behind a channel). The
-//!   suite must accept each of them.
+//!   owner thread behind a channel, GCRA arrival times, a snapshot dated at the observed
+//!   time). The suite must accept each of them.
 //! - [`mistakes`]: deliberately wrong designs, one planted flaw each, tied to the seed's words
 //!   where the seed has them. The suite must reject each one, first on the [`Requirement`] it
 //!   breaks, and name the [`Mistake`] it makes.
@@ -84,6 +84,8 @@ macro_rules! for_each_design {
             $crate::alternatives::ShardedLocks => ShardedLocks: Correct;
             $crate::alternatives::CheckedU64Bucket => CheckedU64Bucket: Correct;
             $crate::alternatives::OwnerThread => OwnerThread: Correct;
+            $crate::alternatives::GcraBucket => GcraBucket: Correct;
+            $crate::alternatives::ObservedTimeSnapshot => ObservedTimeSnapshot: Correct;
             $crate::mistakes::FixedWindowBucket => FixedWindowBucket: Wrong(R1, WindowReset);
             $crate::mistakes::WholeTokenRefill => WholeTokenRefill: Wrong(R1, DroppedFraction);
             $crate::mistakes::RejectionForgetsCredit => RejectionForgetsCredit: Wrong(R1, DroppedFraction);
@@ -99,6 +101,7 @@ macro_rules! for_each_design {
             $crate::mistakes::WholeCapacityAlwaysPasses => WholeCapacityAlwaysPasses: Wrong(R1, WindowReset);
             $crate::mistakes::SplitReadWrite => SplitReadWrite: Wrong(R2, DoubleSpend);
             $crate::mistakes::CheckThenDeduct => CheckThenDeduct: Wrong(R2, DoubleSpend);
+            $crate::mistakes::RacyObservedTime => RacyObservedTime: Wrong(R2, SplitTimeCheck);
             $crate::mistakes::LruEviction => LruEviction: Wrong(R3, IdleEviction);
             $crate::mistakes::UnboundedKeys => UnboundedKeys: Wrong(R3, UntrackedKeys);
             $crate::mistakes::SilentGrantAtCapacity => SilentGrantAtCapacity: Wrong(R3, UntrackedKeys);

@@ -799,7 +799,10 @@ fn check_step(
     }
     let snapshot = model.snapshot();
     let reference_snapshot = reference.snapshot();
-    if reference_snapshot.as_ref() != Some(&snapshot) {
+    if !reference_snapshot
+        .as_ref()
+        .is_some_and(|r| crate::suite::same_state::same(r, &snapshot))
+    {
         return Err(Box::new(CheckFailure::State {
             step: number,
             action: step.action.clone(),

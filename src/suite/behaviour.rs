@@ -17,7 +17,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::model::{ModelLimiter, Op, Outcome};
 use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
 
-use super::probe::balances;
+use super::same_state::balances;
 
 /// Builds a fresh instance of a design, as [`Suspect::build`](super::diagnosis::Suspect).
 pub type Build = fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>;
@@ -27,7 +27,9 @@ pub(crate) fn boxed<L: Limiter>(
     policy: Policy,
     max_keys: usize,
 ) -> Result<Box<dyn Limiter>, LimitError> {
-    L::new(policy, max_keys).map(|l| Box::new(l) as Box<dyn Limiter>)
+    // Every instance the suite builds is watched: a call that never returns is named, and a
+    // panic in its `Drop` is a failure of the check, not the end of the process.
+    super::watch::Watched::<L>::new(policy, max_keys).map(|l| Box::new(l) as Box<dyn Limiter>)
 }
 
 /// One probe: a limiter's policy and key bound, and the calls made on it in order.

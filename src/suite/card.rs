@@ -236,6 +236,7 @@ mod tests {
                     check: *c,
                     status,
                     elapsed: Duration::from_millis(1),
+                    coverage: None,
                 };
                 (c.name.to_owned(), result)
             })

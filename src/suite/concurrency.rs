@@ -30,7 +30,11 @@ use super::{env, Failure};
 /// waiting threads.
 #[cfg(not(any(loom, feature = "shuttle")))]
 fn spawn<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> thread::JoinHandle<T> {
-    crate::sync::thread::spawn(f)
+    let calls = super::watch::group();
+    crate::sync::thread::spawn(move || {
+        let _calls = super::watch::adopt(calls);
+        f()
+    })
 }
 
 /// Under shuttle and loom the rounds do not run (the controlled search replaces them).
@@ -206,8 +210,18 @@ fn stress(
 ) -> Result<(), Failure> {
     let mut first: Option<Failure> = None;
     let mut shown = 0u64;
+    let budget = super::budget::current();
+    budget.began_search();
+    let mut ran = 0;
     for i in 0..rounds {
-        match round(i, first.is_none()) {
+        if budget.spent() {
+            budget.cut_search();
+            break;
+        }
+        ran += 1;
+        let verdict = round(i, first.is_none());
+        budget.ran_round();
+        match verdict {
             Ok(()) => {}
             Err(failure) if failure.panicked => return Err(failure),
             Err(failure) => {
@@ -220,7 +234,7 @@ fn stress(
         None => Ok(()),
         Some(mut failure) => {
             failure.summary = format!(
-                "{} (found in {shown} of {rounds} rounds on real threads: a race shows by chance there, so a run can pass by luck; built with the shuttle feature, the suite searches the schedules instead)",
+                "{} (found in {shown} of {ran} rounds on real threads: a race shows by chance there, so a run can pass by luck; built with the shuttle feature, the suite searches the schedules instead)",
                 failure.summary
             );
             Err(failure)

@@ -14,7 +14,7 @@ use crate::model::Outcome;
 use crate::{Mistake, Requirement};
 
 use super::behaviour::{consistent, departs_on, Build};
-use super::probe::balances;
+
 use super::{Failure, Replay};
 
 /// A known wrong design a failing trace is compared against.
@@ -73,9 +73,9 @@ fn reproduces(suspect: &Suspect, replay: &Replay) -> bool {
         // A failure found in the stored state must be reproduced in the stored state too.
         Some(match &replay.snapshot {
             None => true,
-            Some(theirs) => limiter.snapshot().is_some_and(|mine| {
-                balances(&mine) == balances(theirs) && mine.policy == theirs.policy
-            }),
+            Some(theirs) => limiter
+                .snapshot()
+                .is_some_and(|mine| super::same_state::same(&mine, theirs)),
         })
     });
     matches!(run, Ok(Some(true)))

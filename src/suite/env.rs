@@ -6,10 +6,16 @@ pub const CASES: &str = "RATELIMIT_LAB_CASES";
 /// Seed (a `u64`) for every generated input, so a grade is reproducible. Defaults to a fixed
 /// value; set it to explore other inputs.
 pub const SEED: &str = "RATELIMIT_LAB_SEED";
-/// Seconds one check may run before it is reported as timed out. Defaults to 10 with real
-/// threads and 60 under shuttle and loom, whose searches run thousands of executions (loom
-/// and shuttle report a deadlock themselves; the limit catches a design far too slow).
+/// Seconds one call into the design may take before the check reports it as a hang, naming
+/// the call. Defaults to 10 with real threads and 60 under shuttle and loom (loom and shuttle
+/// report a deadlock themselves; the limit catches a call that never returns). The harness's
+/// own work is not timed by it: see [`BUDGET`].
 pub const TIMEOUT: &str = "RATELIMIT_LAB_TIMEOUT_SECS";
+/// Seconds of the harness's own search (schedules explored, perturbed runs, stress rounds,
+/// shrinking) per concurrency check. Defaults to 10 with real threads and 60 under shuttle
+/// and loom. A search that reaches it stops early and the report says what it covered: the
+/// budget costs coverage, never a verdict.
+pub const BUDGET: &str = "RATELIMIT_LAB_BUDGET_SECS";
 /// Rounds of each concurrency check. Defaults to 200.
 pub const ROUNDS: &str = "RATELIMIT_LAB_ROUNDS";
 /// A directory: when set, every check's result is added to `results.json` (Exercism v3) and
@@ -59,6 +65,16 @@ pub fn timeout() -> std::time::Duration {
         10
     };
     std::time::Duration::from_secs(number(TIMEOUT, default).max(1))
+}
+
+/// [`BUDGET`].
+pub fn budget() -> std::time::Duration {
+    let default = if super::schedule::Backend::current().is_controlled() {
+        60
+    } else {
+        10
+    };
+    std::time::Duration::from_secs(number(BUDGET, default))
 }
 
 /// [`ROUNDS`].

@@ -254,15 +254,15 @@ pub fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> String {
     out
 }
 
-/// A state in words: each bucket's balance in tokens (exact, nine decimals when not whole),
-/// the observed time and the policy version.
+/// A state in words: each bucket's balance at the observed time in tokens (exact, nine
+/// decimals when not whole), the observed time and the policy version. Two snapshots in the
+/// same words hold the same balances, whichever time each design dates its buckets at.
 pub fn state_in_words(snapshot: &crate::Snapshot) -> String {
-    let buckets: Vec<String> = snapshot
-        .buckets
-        .iter()
-        .map(|(key, b)| {
-            let whole = b.units / u128::from(crate::UNITS_PER_TOKEN);
-            let part = b.units % u128::from(crate::UNITS_PER_TOKEN);
+    let buckets: Vec<String> = super::same_state::balances(snapshot)
+        .into_iter()
+        .map(|(key, units)| {
+            let whole = units / u128::from(crate::UNITS_PER_TOKEN);
+            let part = units % u128::from(crate::UNITS_PER_TOKEN);
             if part == 0 {
                 format!("{key:?}: {whole} tokens")
             } else {

@@ -38,6 +38,7 @@
 //! concurrency rounds, and the directory for graded reports.
 mod arithmetic;
 mod behaviour;
+mod budget;
 mod card;
 mod check;
 mod concurrency;
@@ -64,13 +65,16 @@ mod replay_guard;
 mod report;
 mod runner;
 pub mod running;
+pub(crate) mod same_state;
 mod scenarios;
 pub mod schedule;
 pub mod subject;
 mod test_code;
 pub mod unfinished;
+mod watch;
 
 pub use crate::{Invariant, Mistake, Requirement};
+pub use budget::Coverage;
 pub use check::{find, CheckInfo, Kind, CHECKS};
 pub use diagnosis::{resembling, Lookalike, Suspect};
 pub use failure::{Failure, Replay, TraceRow};

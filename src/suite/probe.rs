@@ -6,7 +6,7 @@ use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::model::{Model, Op, Outcome};
-use crate::{BucketState, Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
+use crate::{Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
 use super::{Failure, Mistake, Replay, TraceRow};
 
@@ -207,7 +207,10 @@ impl Probe {
         self.check_key_count(step)?;
         if let (Some(before), Outcome::Error(e)) = (&before, &expected) {
             let after = self.snapshot()?;
-            if after.as_ref() != Some(before) {
+            if !after
+                .as_ref()
+                .is_some_and(|after| super::same_state::same(after, before))
+            {
                 let change = snapshot_change(before, after.as_ref());
                 self.replay.snapshot = after;
                 return Err(self
@@ -292,55 +295,14 @@ impl Probe {
                 self.model.max_keys()
             )));
         }
-        if got.policy != want.policy || got.observed_nanos != want.observed_nanos {
+        if let Err(difference) = super::same_state::compare(&got, &want) {
             return Err(self.fail(format!(
-                "after step {step} the snapshot reports {:?} observed at {} ns; the specification has {:?} observed at {} ns",
-                got.policy, got.observed_nanos, want.policy, want.observed_nanos
+                "after step {step} the stored state differs: {difference}"
             )));
-        }
-        let keys_got: Vec<&String> = got.buckets.keys().collect();
-        let keys_want: Vec<&String> = want.buckets.keys().collect();
-        if keys_got != keys_want {
-            return Err(self.fail(format!(
-                "after step {step} the snapshot tracks keys {keys_got:?}; the specification tracks {keys_want:?}"
-            )));
-        }
-        for (key, b) in &got.buckets {
-            let mine = balance_at(b, &policy, got.observed_nanos);
-            let theirs = want
-                .buckets
-                .get(key)
-                .map(|w| balance_at(w, &want.policy, want.observed_nanos));
-            if Some(mine) != theirs {
-                return Err(self.fail(format!(
-                    "after step {step} the snapshot gives {key:?} a balance of {} units at {} ns; the specification has {}",
-                    mine,
-                    got.observed_nanos,
-                    theirs.map_or("no bucket".to_string(), |t| t.to_string())
-                )));
-            }
         }
         self.replay.snapshot = None;
         Ok(())
     }
-}
-
-/// Every bucket's balance at the snapshot's observed time: equal maps mean observably equal
-/// states.
-pub(crate) fn balances(s: &Snapshot) -> std::collections::BTreeMap<&str, u128> {
-    s.buckets
-        .iter()
-        .map(|(k, b)| (k.as_str(), balance_at(b, &s.policy, s.observed_nanos)))
-        .collect()
-}
-
-/// `min(capacity × 10⁹, units + (t − last) × rate)`, saturating where a broken snapshot would
-/// overflow.
-fn balance_at(b: &BucketState, policy: &Policy, t: u64) -> u128 {
-    let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
-    let earned =
-        u128::from(t.saturating_sub(b.last_nanos)) * u128::from(policy.tokens_per_second());
-    b.units.saturating_add(earned).min(cap)
 }
 
 /// What changed between two snapshots, field by field: the observed time, the policy, keys
@@ -530,7 +492,7 @@ mod tests {
     #[test]
     fn a_snapshot_change_names_each_field_that_changed() {
         let policy = Policy::new(1, 10, 2).expect("valid");
-        let bucket = |units, last_nanos| BucketState { units, last_nanos };
+        let bucket = |units, last_nanos| crate::BucketState { units, last_nanos };
         let before = Snapshot {
             policy,
             observed_nanos: 10,

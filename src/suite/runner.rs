@@ -24,10 +24,14 @@ pub enum Status {
     Passed,
     /// The design broke what the check guards.
     Failed(Failure),
-    /// The check did not finish within the time limit (the design hangs or is far too slow).
+    /// A call into the design did not return within the time limit: the design hangs.
     TimedOut {
         /// The limit, in seconds.
         limit_secs: u64,
+        /// The call that had not returned, in words (`allow("k", cost 1, at 0 ns)`); empty
+        /// when no call was in flight (the check as a whole ran past its backstop).
+        #[serde(skip_serializing_if = "String::is_empty")]
+        call: String,
         /// The check's threads blocked in a lock, condition variable or channel of
         /// [`sync`](crate::sync) when the limit passed, one sentence each (real threads only:
         /// shuttle and loom report a deadlock themselves, as a failure).
@@ -44,6 +48,10 @@ pub struct CheckResult {
     pub status: Status,
     /// Wall time it took.
     pub elapsed: Duration,
+    /// What the check's own searches covered (concurrency checks), and whether the budget
+    /// ended one early.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<super::Coverage>,
 }
 
 impl CheckResult {
@@ -102,18 +110,26 @@ impl CheckResult {
                 }
             }
             Status::TimedOut {
-                limit_secs,
-                waiting,
-            } if waiting.is_empty() => out.push_str(&format!(
-                "the check did not finish within {limit_secs} s, and none of its threads waits in a lock, condition variable or channel of ratelimit_lab::sync: the design runs in an endless loop, waits on something else, or is far too slow; raise {} to allow more time\n",
+                limit_secs, call, ..
+            } if call.is_empty() => out.push_str(&format!(
+                "the check did not finish within {} s although each call into the design returned: the design is far too slow for the check's calls (its calls are timed with a limit of {limit_secs} s each; raise {} to allow more)\n",
+                limit_secs.saturating_mul(BACKSTOP),
                 env::TIMEOUT
             )),
             Status::TimedOut {
                 limit_secs,
+                call,
+                waiting,
+            } if waiting.is_empty() => out.push_str(&format!(
+                "{call} did not return within {limit_secs} s, and none of the check's threads waits in a lock, condition variable or channel of ratelimit_lab::sync: the design runs in an endless loop there, or waits on something else\n"
+            )),
+            Status::TimedOut {
+                limit_secs,
+                call,
                 waiting,
             } => {
                 out.push_str(&format!(
-                    "the check did not finish within {limit_secs} s: the design hangs. Its threads blocked then:\n"
+                    "{call} did not return within {limit_secs} s: the design hangs. The check's threads blocked then:\n"
                 ));
                 for w in waiting {
                     out.push_str(&format!("  {w}\n"));
@@ -132,6 +148,9 @@ impl CheckResult {
                     out.push_str("A lock held by a thread that is not waiting was never released: a guard kept alive (stored, forgotten, or held across a loop that never ends).\n");
                 }
             }
+        }
+        if let Some(coverage) = self.coverage.filter(super::Coverage::was_cut_short) {
+            out.push_str(&format!("\n{coverage}\n"));
         }
         if !self.passed() {
             out.push_str(&format!("\nto rerun it: {rerun}\n"));
@@ -187,6 +206,7 @@ pub(crate) fn run_subject(
                 known.join(", ")
             ))),
             elapsed: Duration::ZERO,
+            coverage: None,
         };
     };
     let started = Instant::now();
@@ -195,10 +215,13 @@ pub(crate) fn run_subject(
     let check_kind = check.kind;
     let group = waits::group_name(owned);
     let member = group.clone();
+    let calls = super::watch::new_group();
     let spawned = thread::Builder::new()
         .name(format!("check {owned}"))
         .spawn(move || {
             let _member = waits::join(&member);
+            let _calls = super::watch::adopt(calls);
+            super::budget::begin(env::budget());
             let quiet = !Backend::current().is_controlled();
             if quiet {
                 super::quiet_panics::begin();
@@ -220,14 +243,17 @@ pub(crate) fn run_subject(
             } else {
                 None
             };
-            let _ = tx.send((result, place));
+            let coverage = super::budget::end();
+            let _ = tx.send((result, place, coverage));
         });
+    let mut coverage = None;
     let status = match spawned {
         Err(e) => Status::Failed(Failure::new(format!(
             "could not start the check's thread: {e}"
         ))),
-        Ok(_) => match rx.recv_timeout(limit) {
-            Ok((result, place)) => {
+        Ok(_) => match wait_for_check(&rx, calls, limit, started) {
+            Ok((result, place, covered)) => {
+                coverage = covered;
                 let status = match result {
                     Ok(Some(Ok(()))) => Status::Passed,
                     Ok(Some(Err(failure))) => Status::Failed(failure),
@@ -245,14 +271,23 @@ pub(crate) fn run_subject(
                     (status, _) => status,
                 }
             }
-            Err(mpsc::RecvTimeoutError::Timeout) => Status::TimedOut {
+            Err(Waited::Hung(call)) => Status::TimedOut {
                 limit_secs: limit.as_secs(),
+                call,
                 waiting: waits::waiting(&group),
             },
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(Waited::Ended) => {
                 Status::Failed(Failure::new("the check's thread ended without a result"))
             }
         },
+    };
+    // A panic in the design's `Drop` was caught (it would have aborted the process while
+    // another panic unwound); it fails the check that met it.
+    let status = match (status, super::watch::drop_panics(calls).first()) {
+        (Status::Passed, Some(why)) => {
+            Status::Failed(Failure::new(format!("the design's Drop panicked: {why}")).as_panic())
+        }
+        (status, _) => status,
     };
     let status = match status {
         // The suspects are designs too: under shuttle and loom their locks belong to the
@@ -287,6 +322,54 @@ pub(crate) fn run_subject(
         check: *check,
         status,
         elapsed: started.elapsed(),
+        coverage,
+    }
+}
+
+/// What a check's thread sends when it is done: its result, the place of its first panic,
+/// and what its searches covered.
+type Done = (Dispatched, Option<String>, Option<super::Coverage>);
+
+/// Why [`wait_for_check`] stopped waiting without a result.
+enum Waited {
+    /// A call into the design had not returned within the limit: the call, in words (empty
+    /// when the whole check ran past [`BACKSTOP`] times the limit with every call returning).
+    Hung(String),
+    /// The check's thread ended without sending its result.
+    Ended,
+}
+
+/// How many call limits a whole check may take, its calls all returning, before it is
+/// stopped: the harness's searches end at their budget long before, so only a design whose
+/// every call is slow (each under the limit) gets here.
+const BACKSTOP: u64 = 30;
+
+/// How often the runner looks at the check's calls in flight.
+const POLL: Duration = Duration::from_millis(200);
+
+/// Waits for the check's result. The check is stopped only when one of the design's calls
+/// has been running for `limit` (see [`watch`](super::watch)), or, as a backstop, when the
+/// whole check has run [`BACKSTOP`] times `limit`.
+fn wait_for_check(
+    rx: &mpsc::Receiver<Done>,
+    calls: u64,
+    limit: Duration,
+    started: Instant,
+) -> Result<Done, Waited> {
+    let backstop = limit.saturating_mul(u32::try_from(BACKSTOP).unwrap_or(u32::MAX));
+    loop {
+        match rx.recv_timeout(POLL.min(limit)) {
+            Ok(done) => return Ok(done),
+            Err(mpsc::RecvTimeoutError::Disconnected) => return Err(Waited::Ended),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if let Some((call, _)) = super::watch::overdue(calls, limit) {
+                    return Err(Waited::Hung(call));
+                }
+                if started.elapsed() >= backstop {
+                    return Err(Waited::Hung(String::new()));
+                }
+            }
+        }
     }
 }
 

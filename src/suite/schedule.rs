@@ -335,7 +335,8 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
         )
     };
     let failure = Failure::new(summary);
-    let failure = match race_mistake(&shrunk) {
+    let history = found.ran.as_ref().map(|r| r.history.as_slice());
+    let failure = match race_mistake(&shrunk, history) {
         Some(mistake) => failure.resembling(mistake),
         None => failure,
     };
@@ -393,15 +394,32 @@ struct Found {
 /// Runs the backend's searches over `scenario` until an execution fails.
 fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
     let found: Arc<Mutex<Option<Found>>> = Arc::new(Mutex::new(None));
+    let budget = super::budget::current();
     for search in searches() {
+        budget.began_search();
+        if budget.spent() {
+            budget.cut_search();
+            continue;
+        }
         let (calls, slot) = (Arc::new(scenario.clone()), Arc::clone(&found));
         let count = Arc::new(Mutex::new(0usize));
+        let cut = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (spending, cutting) = (Arc::clone(&budget), Arc::clone(&cut));
         let body = move || {
             if slot
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .is_some()
             {
+                return;
+            }
+            if spending.spent() {
+                // The harness's own time is up: the rest of this search is skipped, not
+                // failed (loom is unwound out of, as after a failure).
+                cutting.store(true, std::sync::atomic::Ordering::Relaxed);
+                if Backend::current() == Backend::Loom {
+                    std::panic::resume_unwind(Box::new(StopExploring));
+                }
                 return;
             }
             let execution = {
@@ -420,6 +438,7 @@ fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
                 }
                 Err(panic) => (Err(format!("{PANICKED}{panic}")), None),
             };
+            spending.ran_execution();
             if let Err(why) = verdict {
                 *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(Found {
                     execution,
@@ -452,6 +471,9 @@ fn find(subject: Subject, scenario: &Scenario, extra: Extra) -> Option<Found> {
         if failed.is_some() {
             return failed;
         }
+        if cut.load(std::sync::atomic::Ordering::Relaxed) {
+            budget.cut_search();
+        }
     }
     None
 }
@@ -482,9 +504,11 @@ const SHRINK_ATTEMPTS: usize = 48;
 fn shrink(subject: Subject, scenario: &Scenario, found: Found) -> (Scenario, Found) {
     let (mut current, mut found) = (scenario.clone(), found);
     let mut attempts = 0;
+    let budget = super::budget::current();
     'smaller: loop {
         for candidate in smaller(&current) {
-            if attempts == SHRINK_ATTEMPTS {
+            // Out of attempts or of the check's budget: what is found so far still fails.
+            if attempts == SHRINK_ATTEMPTS || budget.spent() {
                 break 'smaller;
             }
             attempts += 1;

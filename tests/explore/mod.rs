@@ -17,8 +17,10 @@
 //! failure on them comes from the race alone.
 #![allow(dead_code)] // each test binary uses its own part
 
+pub mod isolation;
+
 use ratelimit_lab::catalog::mistakes::{
-    CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, SplitReadWrite,
+    CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, RacyObservedTime, SplitReadWrite,
 };
 use ratelimit_lab::explore::{execute, judge, run_sequentially, Event, Execution, Scenario};
 use ratelimit_lab::model::{Op, Outcome};
@@ -619,6 +621,13 @@ pub fn counterexamples_are_shrunk_narrow_and_replayed() {
         "RacyCutover",
         "r4_cutover_never_undoes_a_spend",
         Mistake::SplitCutover,
+    );
+    // The time check split from the observed time's publication: two admissions on new keys
+    // at different times, the smaller time stored last.
+    case::<RacyObservedTime>(
+        "RacyObservedTime",
+        "r2_concurrent_histories_linearize",
+        Mistake::SplitTimeCheck,
     );
     // The check that generates its scenarios names the race its shrunk counterexample shows,
     // not the check's own. (Loom's six generated scenarios include no eviction race; the

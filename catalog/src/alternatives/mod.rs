@@ -15,3 +15,13 @@ pub use checked_u64_bucket::CheckedU64Bucket;
 
 mod owner_thread;
 pub use owner_thread::OwnerThread;
+
+mod gcra_bucket;
+pub use gcra_bucket::GcraBucket;
+
+mod observed_time_snapshot;
+pub use observed_time_snapshot::ObservedTimeSnapshot;
+
+/// Random sequential histories compared with the reference, for the designs' own tests.
+#[cfg(all(test, not(loom), not(feature = "shuttle")))]
+pub(crate) mod differential;

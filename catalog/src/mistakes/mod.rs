@@ -17,7 +17,7 @@
 //! "Monotonic time" concepts), not only the stored bounds, and "none" means no invariant is
 //! crossed. **Seen in** says what can observe the flaw: *outcomes* of sequential calls,
 //! the *snapshot* (white-box), or *interleavings* only (real threads, loom, shuttle,
-//! linearizability); sequentially, the five concurrent designs equal the reference.
+//! linearizability); sequentially, the six concurrent designs equal the reference.
 //!
 //! | design | breaks | seed mistake | exposing scenario | seen in |
 //! |---|---|---|---|---|
@@ -33,6 +33,7 @@
 //! | [`WrongErrorOrder`] | R1 / none | "Validate cost and key before reading time." (broken) | `allow(k, 1, 10)`, then `allow(k, 0, 5)` is `TimeWentBackwards` | outcomes (two errors at once) |
 //! | [`SplitReadWrite`] | R2 / I2 | "Read one token in two threads, then both write zero" | one token left, two concurrent `allow(k, 1, 0)`: both pass | interleavings |
 //! | [`CheckThenDeduct`] | R2 / I2 | "Read one token in two threads" (checked under one lock, deducted under another) | capacity 1, two concurrent `allow(k, 1, 0)`: both pass (capacity 2 takes three callers) | interleavings |
+//! | [`RacyObservedTime`] | R2 / I1 | "rejects values older than the last observed service time" (time checked with a load, published with a store after the key's lock) | new keys: `allow(a, 1, 2 s)` and `allow(b, 1, 1 s)` at once, b's store last: `allow(c, 1, 1.5 s)` passes | interleavings |
 //! | [`LruEviction`] | R3 / I3 | "Evict any idle/LRU key under memory pressure" | `allow(k, 10, 0)`, `evict_full(1 s)` removes k, `allow(k, 10, 1 s)` passes | outcomes |
 //! | [`UnboundedKeys`] | R3 / I3 | "At maxKeys, a new key is rejected with an explicit capacity error." (broken) | `max_keys` 1: a second key is tracked | outcomes, key count |
 //! | [`SilentGrantAtCapacity`] | R3 / I3 | "do not silently grant untracked requests" | `max_keys` 1, cap 10: a second key gets 10 tokens, twice at 0 | outcomes |
@@ -91,6 +92,7 @@ mod overflowing_units;
 mod racy_cutover;
 mod racy_evict_full;
 mod racy_key_bound;
+mod racy_observed_time;
 mod refill_under_new_ceiling;
 mod rejection_forgets_credit;
 mod reset_on_cutover;
@@ -116,6 +118,7 @@ pub use overflowing_units::OverflowingUnits;
 pub use racy_cutover::RacyCutover;
 pub use racy_evict_full::RacyEvictFull;
 pub use racy_key_bound::RacyKeyBound;
+pub use racy_observed_time::RacyObservedTime;
 pub use refill_under_new_ceiling::RefillUnderNewCeiling;
 pub use rejection_forgets_credit::RejectionForgetsCredit;
 pub use reset_on_cutover::ResetOnCutover;
