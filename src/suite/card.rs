@@ -91,9 +91,48 @@ impl Report {
         for (label, checks, points) in rows {
             let _ = writeln!(out, "  {label:width$}  {checks:>6}  {points:>6}");
         }
+        out.push_str(&self.coverage_text());
         out.push('\n');
         out.push_str(&self.diagnosis_text());
         super::failure::fitted(&out)
+    }
+
+    /// What the concurrency checks' searches covered, summed (empty when none ran): the
+    /// harness's budget may end a search early on a busy machine, which costs coverage, not a
+    /// verdict, and the card says so.
+    fn coverage_text(&self) -> String {
+        let covered: Vec<(&str, super::Coverage)> = self
+            .results
+            .iter()
+            .filter_map(|(name, r)| r.coverage.map(|c| (name.as_str(), c)))
+            .collect();
+        if covered.is_empty() {
+            return String::new();
+        }
+        let sum = |f: fn(&super::Coverage) -> u64| covered.iter().map(|(_, c)| f(c)).sum::<u64>();
+        let (executions, rounds) = (sum(|c| c.executions), sum(|c| c.rounds));
+        let mut text = format!("\n  concurrency: {executions} schedules explored");
+        if rounds > 0 {
+            text.push_str(&format!(", {rounds} stress rounds"));
+        }
+        let cut: Vec<&str> = covered
+            .iter()
+            .filter(|(_, c)| c.was_cut_short())
+            .map(|(name, _)| *name)
+            .collect();
+        if cut.is_empty() {
+            text.push_str(", every search in full\n");
+        } else {
+            text.push_str(&format!(
+                "; the harness's time budget ended {} of {} searches early in {} (a busy machine: \
+                 less coverage, same verdict rules; {} sets the budget)\n",
+                sum(|c| c.cut_short),
+                sum(|c| c.searches),
+                cut.join(", "),
+                super::env::BUDGET
+            ));
+        }
+        text
     }
 
     /// The whole card: [`summary`](Report::summary), then the first failure in suite order in

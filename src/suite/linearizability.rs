@@ -241,11 +241,21 @@ pub fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> String {
     let _ = writeln!(out, "After it, no call can come next:");
     for (i, spec) in &verdict.blocked {
         let e = &history[*i];
-        let _ = writeln!(
-            out,
-            "  #{i} {} returned \"{}\",\n    but there the specification returns \"{}\"",
-            e.op, e.outcome, spec
-        );
+        let call = format!("  #{i} {}", e.op);
+        let returned = format!("returned \"{}\",", e.outcome);
+        // One line when it fits in 120 columns, else the outcome on a line of its own.
+        let gap = if call.chars().count() + 1 + returned.chars().count() <= 120 {
+            " ".to_string()
+        } else {
+            "\n    ".to_string()
+        };
+        let but = format!("    but there the specification returns \"{spec}\"");
+        let but = if but.chars().count() <= 120 {
+            but
+        } else {
+            format!("    but there the specification returns\n      \"{spec}\"")
+        };
+        let _ = writeln!(out, "{call}{gap}{returned}\n{but}");
     }
     let _ = writeln!(
         out,

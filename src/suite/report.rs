@@ -170,7 +170,14 @@ impl Report {
                     _ => None,
                 };
                 let code = test_code(&r.check, name, &self.rerun_for(name), failure);
-                exercism_test(name, &r.check, status, message, code)
+                let mut test = exercism_test(name, &r.check, status, message, code);
+                // What a concurrency check's search covered, as the test's output (Exercism
+                // shows it beside the test; at most 500 characters).
+                if let (Some(c), Some(fields)) = (r.coverage, test.as_object_mut()) {
+                    let text: String = c.to_string().chars().take(500).collect();
+                    fields.insert("output".to_string(), Value::String(text));
+                }
+                test
             })
             .collect();
         let all_passed = self.results.iter().all(|(_, r)| r.passed());
@@ -190,7 +197,10 @@ impl Report {
             .iter()
             .map(|(name, r)| {
                 let output = if r.passed() {
-                    r.check.guards.to_string()
+                    match r.coverage {
+                        Some(c) => format!("{}\n{c}", r.check.guards),
+                        None => r.check.guards.to_string(),
+                    }
                 } else {
                     r.explain(&self.rerun_for(name))
                 };
