@@ -13,11 +13,16 @@
 //! for [`waits`](super::waits), so that a hang can be reported as which threads wait on what.
 //!
 //! The types are `std`'s where nothing is needed (`Arc`, the guards, the senders), and thin
-//! wrappers with `std`'s methods otherwise.
+//! wrappers with `std`'s methods otherwise (the atomics are in [`atomic`](super::atomic),
+//! shared with the other backends). A thread blocked in a `Barrier`, or in `Once::wait` or
+//! `OnceLock::wait`, records itself too; one that waits inside `call_once` or `get_or_init`
+//! for another thread's initialization does not.
 use std::fmt;
 use std::sync::atomic::AtomicU64 as Taker;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::{LockResult, TryLockError, TryLockResult, WaitTimeoutResult};
+use std::sync::{
+    BarrierWaitResult, LockResult, OnceState, TryLockError, TryLockResult, WaitTimeoutResult,
+};
 use std::time::Duration;
 
 use super::waits;
@@ -92,7 +97,7 @@ pub mod perturbation {
     /// for about 50 µs (long enough for another thread to run whole calls); otherwise
     /// nothing.
     #[inline(always)]
-    pub(super) fn point() {
+    pub(in crate::sync) fn point() {
         if EVER_ENABLED.load(Ordering::Relaxed) {
             perturb();
         }
@@ -212,6 +217,11 @@ impl<T: ?Sized> Mutex<T> {
         self.inner.is_poisoned()
     }
 
+    /// Clears the poisoned state (after a panicking holder).
+    pub fn clear_poison(&self) {
+        self.inner.clear_poison();
+    }
+
     /// The value, through a unique reference (no locking needed).
     pub fn get_mut(&mut self) -> LockResult<&mut T> {
         self.inner.get_mut()
@@ -289,6 +299,11 @@ impl<T: ?Sized> RwLock<T> {
     /// Whether a holder panicked.
     pub fn is_poisoned(&self) -> bool {
         self.inner.is_poisoned()
+    }
+
+    /// Clears the poisoned state (after a panicking holder).
+    pub fn clear_poison(&self) {
+        self.inner.clear_poison();
     }
 
     /// The value, through a unique reference (no locking needed).
@@ -375,6 +390,214 @@ impl Condvar {
 }
 
 impl fmt::Debug for Condvar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::Barrier` with a perturbation point before each wait; a waiting thread records
+/// itself for [`waits`].
+pub struct Barrier {
+    inner: std::sync::Barrier,
+}
+
+impl Barrier {
+    /// A barrier for `n` threads (`0` acts as `1`).
+    pub const fn new(n: usize) -> Barrier {
+        Barrier {
+            inner: std::sync::Barrier::new(n),
+        }
+    }
+
+    /// Blocks until `n` threads wait here; one of each round is the leader.
+    pub fn wait(&self) -> BarrierWaitResult {
+        point();
+        let _blocked = waits::blocked("Barrier::wait", waits::address(self), 0);
+        self.inner.wait()
+    }
+}
+
+impl fmt::Debug for Barrier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::Once` with a perturbation point before each call.
+pub struct Once {
+    inner: std::sync::Once,
+}
+
+impl Once {
+    /// A new `Once`, not yet run.
+    #[allow(clippy::new_without_default)] // as `std`'s `Once`, which has no `Default`
+    pub const fn new() -> Once {
+        Once {
+            inner: std::sync::Once::new(),
+        }
+    }
+
+    /// Runs `f` if no initialization has finished yet, else waits for the one running; panics
+    /// if an earlier one panicked.
+    pub fn call_once<F: FnOnce()>(&self, f: F) {
+        point();
+        self.inner.call_once(f);
+    }
+
+    /// [`call_once`](Self::call_once), running `f` even after an initialization panicked
+    /// ([`OnceState::is_poisoned`] says so).
+    pub fn call_once_force<F: FnOnce(&OnceState)>(&self, f: F) {
+        point();
+        self.inner.call_once_force(f);
+    }
+
+    /// Whether an initialization has finished.
+    pub fn is_completed(&self) -> bool {
+        point();
+        self.inner.is_completed()
+    }
+
+    /// Blocks until an initialization has finished; panics if one panicked.
+    pub fn wait(&self) {
+        point();
+        if !self.inner.is_completed() {
+            let _blocked = waits::blocked("Once::wait", waits::address(self), 0);
+            self.inner.wait();
+        }
+    }
+
+    /// Blocks until an initialization has finished, whatever panicked before.
+    pub fn wait_force(&self) {
+        point();
+        if !self.inner.is_completed() {
+            let _blocked = waits::blocked("Once::wait", waits::address(self), 0);
+            self.inner.wait_force();
+        }
+    }
+}
+
+impl fmt::Debug for Once {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::OnceLock` with a perturbation point before each access through a shared
+/// reference.
+#[derive(Clone, PartialEq, Eq)]
+pub struct OnceLock<T> {
+    inner: std::sync::OnceLock<T>,
+}
+
+impl<T> OnceLock<T> {
+    /// An empty cell.
+    pub const fn new() -> OnceLock<T> {
+        OnceLock {
+            inner: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The value, if the cell is initialized.
+    pub fn get(&self) -> Option<&T> {
+        point();
+        self.inner.get()
+    }
+
+    /// The value, through a unique reference.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        self.inner.get_mut()
+    }
+
+    /// Initializes the cell with `value` if it is empty; `Err(value)` if it was not.
+    pub fn set(&self, value: T) -> Result<(), T> {
+        point();
+        self.inner.set(value)
+    }
+
+    /// The value, initializing the cell with `f()` if it is empty (waiting while another
+    /// thread initializes it). If `f` panics, the panic propagates and the cell stays empty.
+    pub fn get_or_init<F: FnOnce() -> T>(&self, f: F) -> &T {
+        point();
+        self.inner.get_or_init(f)
+    }
+
+    /// Blocks until the cell is initialized; the value.
+    pub fn wait(&self) -> &T {
+        point();
+        if let Some(value) = self.inner.get() {
+            return value;
+        }
+        let _blocked = waits::blocked("OnceLock::wait", waits::address(self), 0);
+        self.inner.wait()
+    }
+
+    /// The value, consuming the cell.
+    pub fn into_inner(self) -> Option<T> {
+        self.inner.into_inner()
+    }
+
+    /// The value, leaving the cell empty.
+    pub fn take(&mut self) -> Option<T> {
+        self.inner.take()
+    }
+}
+
+impl<T> Default for OnceLock<T> {
+    fn default() -> OnceLock<T> {
+        OnceLock::new()
+    }
+}
+
+impl<T> From<T> for OnceLock<T> {
+    fn from(value: T) -> OnceLock<T> {
+        OnceLock {
+            inner: std::sync::OnceLock::from(value),
+        }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for OnceLock<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.inner.fmt(f)
+    }
+}
+
+/// `std::sync::LazyLock` with a perturbation point before each use.
+pub struct LazyLock<T, F = fn() -> T> {
+    inner: std::sync::LazyLock<T, F>,
+}
+
+impl<T, F: FnOnce() -> T> LazyLock<T, F> {
+    /// A value to be computed by `f` on first use.
+    pub const fn new(f: F) -> LazyLock<T, F> {
+        LazyLock {
+            inner: std::sync::LazyLock::new(f),
+        }
+    }
+
+    /// The value, computing it first if no thread has (waiting while another thread does);
+    /// panics if an earlier computation panicked.
+    pub fn force(this: &LazyLock<T, F>) -> &T {
+        point();
+        std::sync::LazyLock::force(&this.inner)
+    }
+}
+
+impl<T, F: FnOnce() -> T> std::ops::Deref for LazyLock<T, F> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        LazyLock::force(self)
+    }
+}
+
+impl<T: Default> Default for LazyLock<T> {
+    fn default() -> LazyLock<T> {
+        LazyLock::new(T::default)
+    }
+}
+
+impl<T: fmt::Debug, F> fmt::Debug for LazyLock<T, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.inner.fmt(f)
     }
@@ -490,115 +713,6 @@ pub mod mpsc {
     }
 }
 
-/// `std::sync::atomic`, with a perturbation point before each operation on a shared atomic.
-pub mod atomic {
-    use super::point;
-    pub use std::sync::atomic::{compiler_fence, fence, Ordering};
-
-    /// Each operation: a perturbation point, then `std`'s operation of the same name.
-    macro_rules! perturbed {
-        ($( $(#[$doc:meta])* fn $op:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty; )*) => {$(
-            $(#[$doc])*
-            pub fn $op(&self $(, $arg: $ty)*) -> $ret {
-                point();
-                self.inner.$op($($arg),*)
-            }
-        )*};
-    }
-
-    /// The type, construction, and the operations every atomic has (`bool` and integers).
-    macro_rules! atomic {
-        ($($name:ident $value:ty;)*) => {$(
-            #[doc = concat!("`std::sync::atomic::", stringify!($name), "` with a perturbation point before each operation.")]
-            #[derive(Default)]
-            pub struct $name {
-                inner: std::sync::atomic::$name,
-            }
-
-            impl $name {
-                /// A new atomic holding `value`.
-                pub const fn new(value: $value) -> Self {
-                    Self { inner: std::sync::atomic::$name::new(value) }
-                }
-                /// The value, consuming the atomic.
-                pub fn into_inner(self) -> $value {
-                    self.inner.into_inner()
-                }
-                /// The value, through a unique reference.
-                pub fn get_mut(&mut self) -> &mut $value {
-                    self.inner.get_mut()
-                }
-                /// Applies `f` until it succeeds or returns `None`; returns the previous value.
-                pub fn fetch_update<F: FnMut($value) -> Option<$value>>(&self, set: Ordering, fetch: Ordering, f: F) -> Result<$value, $value> {
-                    point();
-                    self.inner.fetch_update(set, fetch, f)
-                }
-                perturbed! {
-                    /// Loads the value.
-                    fn load(&self, order: Ordering) -> $value;
-                    /// Stores `value`.
-                    fn store(&self, value: $value, order: Ordering) -> ();
-                    /// Stores `value`, returning the previous value.
-                    fn swap(&self, value: $value, order: Ordering) -> $value;
-                    /// Stores `new` if the value is `current`; returns the previous value.
-                    fn compare_exchange(&self, current: $value, new: $value, success: Ordering, failure: Ordering) -> Result<$value, $value>;
-                    /// `compare_exchange` that may fail spuriously.
-                    fn compare_exchange_weak(&self, current: $value, new: $value, success: Ordering, failure: Ordering) -> Result<$value, $value>;
-                    /// Bitwise (logical for `bool`) and; returns the previous value.
-                    fn fetch_and(&self, value: $value, order: Ordering) -> $value;
-                    /// Bitwise (logical for `bool`) or; returns the previous value.
-                    fn fetch_or(&self, value: $value, order: Ordering) -> $value;
-                    /// Bitwise (logical for `bool`) xor; returns the previous value.
-                    fn fetch_xor(&self, value: $value, order: Ordering) -> $value;
-                    /// Bitwise (logical for `bool`) nand; returns the previous value.
-                    fn fetch_nand(&self, value: $value, order: Ordering) -> $value;
-                }
-            }
-
-            impl From<$value> for $name {
-                fn from(value: $value) -> Self {
-                    Self::new(value)
-                }
-            }
-
-            impl std::fmt::Debug for $name {
-                fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                    self.inner.fmt(f)
-                }
-            }
-        )*};
-    }
-
-    /// The arithmetic only the integer atomics have.
-    macro_rules! arithmetic {
-        ($($name:ident $value:ty;)*) => {$(
-            impl $name {
-                perturbed! {
-                    /// Adds, wrapping; returns the previous value.
-                    fn fetch_add(&self, value: $value, order: Ordering) -> $value;
-                    /// Subtracts, wrapping; returns the previous value.
-                    fn fetch_sub(&self, value: $value, order: Ordering) -> $value;
-                    /// Stores the maximum; returns the previous value.
-                    fn fetch_max(&self, value: $value, order: Ordering) -> $value;
-                    /// Stores the minimum; returns the previous value.
-                    fn fetch_min(&self, value: $value, order: Ordering) -> $value;
-                }
-            }
-        )*};
-    }
-
-    atomic! {
-        AtomicBool bool;
-        AtomicU8 u8; AtomicU16 u16; AtomicU32 u32; AtomicU64 u64; AtomicUsize usize;
-        AtomicI8 i8; AtomicI16 i16; AtomicI32 i32; AtomicI64 i64; AtomicIsize isize;
-    }
-
-    arithmetic! {
-        AtomicU8 u8; AtomicU16 u16; AtomicU32 u32; AtomicU64 u64; AtomicUsize usize;
-        AtomicI8 i8; AtomicI16 i16; AtomicI32 i32; AtomicI64 i64; AtomicIsize isize;
-    }
-}
-
 /// `std::thread`, whose [`spawn`](thread::spawn) carries the spawning thread's perturbation
 /// to the new one.
 pub mod thread {
@@ -627,7 +741,7 @@ pub mod thread {
 
 #[cfg(test)]
 mod tests {
-    use super::atomic::{AtomicU64, Ordering};
+    use super::super::atomic::{AtomicU64, Ordering};
     use super::{perturbation, thread, Mutex, RwLock};
 
     #[test]

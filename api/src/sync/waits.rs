@@ -1,5 +1,5 @@
 //! Who waits for what, under the `std` backend: the threads blocked in a lock, a condition
-//! variable or a channel's `recv` of this facade, each with the object it waits on and the thread that last took
+//! variable, a barrier, a `Once` or `OnceLock`'s `wait` or a channel's `recv` of this facade, each with the object it waits on and the thread that last took
 //! that object (named when it waits too, as in a deadlock), so that a check that runs out of time can say which threads wait instead of
 //! only that it hung.
 //!
@@ -149,8 +149,8 @@ impl Drop for Blocked {
 pub struct Waiting {
     /// The blocked thread: `thread 'name'`, or an unnamed one with its id.
     pub thread: String,
-    /// Where it blocks: `Mutex::lock`, `RwLock::read`, `RwLock::write`, `Condvar::wait` or
-    /// `Receiver::recv`.
+    /// Where it blocks: `Mutex::lock`, `RwLock::read`, `RwLock::write`, `Condvar::wait`,
+    /// `Receiver::recv`, `Barrier::wait`, `Once::wait` or `OnceLock::wait`.
     pub what: &'static str,
     /// Objects numbered from 1 in the order they first appear in the list, so that two
     /// threads waiting on the same lock show the same number.
