@@ -1,16 +1,23 @@
 //! ratelimit-lab: an exact token-bucket limiter, its executable specification, and a harness
 //! that grades any design against the Rate Limiter lesson's contract.
 //!
-//! A learner depends on this crate alone: it re-exports the contract ([`Policy`],
-//! [`Decision`], [`LimitError`], [`Limiter`], [`sync`], the input [`rules`]), the
-//! [`reference`](mod@reference) designs, the [`model`] and the [`catalog`] of correct and
-//! wrong designs.
+//! A learner's crate depends on this crate alone. It offers the contract ([`Policy`],
+//! [`Decision`], [`LimitError`], [`Limiter`], [`Snapshot`], [`sync`], the input [`rules`]) and
+//! the suite ([`conformance_suite!`], [`grade_card`], [`explore_concurrency`](suite::explore_concurrency)), and nothing that
+//! passes the suite: the reference designs, the executable specification and the catalog's
+//! designs are private dependencies. The suite still judges with the specification and
+//! diagnoses with the catalog; it does not hand them out. A crate that names
+//! `ratelimit_lab::reference`, `::model` or `::catalog` does not compile, and the compiler
+//! quotes the line below that says why. The instructor's tools (the `ratelimit-lab` command,
+//! the catalog joined to the suite) live in the `ratelimit-lab-instructor` crate above this one.
 #![deny(missing_docs, missing_debug_implementations)]
 
 pub use ratelimit_lab_api::*;
-pub use ratelimit_lab_model as model;
-pub use ratelimit_lab_reference as reference;
-pub mod catalog;
+// Each of the next three lines is what rustc quotes when a learner's crate names the module
+// ("the crate `reference` is defined here"): keep each reason short enough to fit its line.
+pub(crate) use ratelimit_lab_model as model; // passes the suite: not in a learner's API
+pub(crate) use ratelimit_lab_reference as reference; // passes the suite: not in a learner's API
+pub(crate) mod catalog; // designs that pass the suite are not part of a learner's API
 mod grade_card;
 pub use grade_card::grade_card;
 pub mod fixtures;

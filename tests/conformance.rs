@@ -1,10 +1,10 @@
 //! The suite run the way a learner runs it: one macro line per design. The reference, the
 //! specification itself and every correct alternative must pass every check.
-use ratelimit_lab::catalog::alternatives::{
+use ratelimit_lab_catalog::alternatives::{
     CheckedU64Bucket, LazyMigration, OwnerThread, RwLockBucket, ShardedLocks,
 };
-use ratelimit_lab::model::ModelLimiter;
-use ratelimit_lab::reference::TokenBucket;
+use ratelimit_lab_model::ModelLimiter;
+use ratelimit_lab_reference::TokenBucket;
 
 ratelimit_lab::conformance_suite!(reference => TokenBucket);
 ratelimit_lab::conformance_suite!(specification => ModelLimiter);

@@ -19,14 +19,14 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestRng, TestRunner};
-use ratelimit_lab::catalog::alternatives::{
-    CheckedU64Bucket, LazyMigration, OwnerThread, RwLockBucket, ShardedLocks,
-};
-use ratelimit_lab::model::{Model, Op, Outcome};
-use ratelimit_lab::reference::TokenBucket;
 use ratelimit_lab::suite::generate::{case, Mix, WIDE, WIDE_EXTREMES};
 use ratelimit_lab::suite::Probe;
 use ratelimit_lab::{LimitError, Limiter, Policy, MAX_QUANTITY};
+use ratelimit_lab_catalog::alternatives::{
+    CheckedU64Bucket, LazyMigration, OwnerThread, RwLockBucket, ShardedLocks,
+};
+use ratelimit_lab_model::{Model, Op, Outcome};
+use ratelimit_lab_reference::TokenBucket;
 
 /// Cases per batch; batches run until a design has run its share of operations.
 const CASES_PER_BATCH: u32 = 32;
@@ -154,11 +154,11 @@ fn agree<L: Limiter>(name: &str, min_ops: usize) -> (usize, Coverage) {
             let mut probe = Probe::new::<L>(c.policy, c.max_keys)
                 .map_err(|f| TestCaseError::fail(f.to_string()))?;
             for op in &c.ops {
-                let capacity_before = probe.model().policy().capacity();
+                let capacity_before = probe.specified().policy.capacity();
                 let outcome = probe
                     .run(op.clone())
                     .map_err(|f| TestCaseError::fail(f.to_string()))?;
-                let want = probe.model().snapshot();
+                let want = probe.specified();
                 if probe.design().snapshot().as_ref() != Some(&want) {
                     return Err(TestCaseError::fail(format!(
                         "after {op} the snapshot is {:?}; the specification's is {want:?}",
@@ -253,7 +253,7 @@ fn script<L: Limiter>(initial: Policy, max_keys: usize, ops: &[Op]) -> Vec<Outco
             let outcome = probe.run(op.clone()).unwrap_or_else(|f| panic!("{f}"));
             assert_eq!(
                 probe.design().snapshot(),
-                Some(probe.model().snapshot()),
+                Some(probe.specified()),
                 "after {op}"
             );
             outcome

@@ -2,12 +2,12 @@
 //! and nothing else: the runner isolates every check.
 use std::time::Duration;
 
-#[cfg(not(any(loom, feature = "shuttle")))]
-use ratelimit_lab::catalog::mistakes::FixedWindowBucket;
-use ratelimit_lab::catalog::suspects;
-use ratelimit_lab::reference::TokenBucket;
+use ratelimit_lab::suite::suspects;
 use ratelimit_lab::suite::{run_check, run_check_within, Status};
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
+#[cfg(not(any(loom, feature = "shuttle")))]
+use ratelimit_lab_catalog::mistakes::FixedWindowBucket;
+use ratelimit_lab_reference::TokenBucket;
 
 /// The reference, except that `allow` panics on one key.
 #[derive(Debug)]

@@ -13,10 +13,10 @@ mod explore;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
-use ratelimit_lab::catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
 use ratelimit_lab::explore::Scenario;
-use ratelimit_lab::reference::TokenBucket;
 use ratelimit_lab::Limiter;
+use ratelimit_lab_catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
+use ratelimit_lab_reference::TokenBucket;
 
 use explore::{
     caller_sampled_race, clocked_race, evict_vs_allow, exactly_one_spends_the_last_token,

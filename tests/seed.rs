@@ -12,11 +12,11 @@ use std::fmt::Debug;
 use std::sync::{Arc, Barrier};
 use std::thread;
 
-use ratelimit_lab::model::ModelLimiter;
-use ratelimit_lab::reference::{FixedWindow, SlidingLog, TokenBucket};
 use ratelimit_lab::{
     BucketState, Decision, LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN,
 };
+use ratelimit_lab_model::ModelLimiter;
+use ratelimit_lab_reference::{FixedWindow, SlidingLog, TokenBucket};
 
 /// Units in one token.
 const UNIT: u128 = UNITS_PER_TOKEN as u128;

@@ -15,10 +15,10 @@ mod explore;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 
-use ratelimit_lab::catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
 use ratelimit_lab::explore::Scenario;
-use ratelimit_lab::reference::TokenBucket;
 use ratelimit_lab::Limiter;
+use ratelimit_lab_catalog::mistakes::{RacyCutover, RacyEvictFull, SplitReadWrite};
+use ratelimit_lab_reference::TokenBucket;
 use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
 
@@ -257,9 +257,9 @@ fn counterexamples_are_shrunk_narrow_and_replayed() {
 /// history carries the verdict the fixture shows.
 #[test]
 fn committed_counterexamples_replay_and_fail_again() {
-    use ratelimit_lab::catalog::mistakes::{CheckThenDeduct, RacyKeyBound};
     use ratelimit_lab::suite::counterexample::Counterexample;
     use ratelimit_lab::suite::schedule;
+    use ratelimit_lab_catalog::mistakes::{CheckThenDeduct, RacyKeyBound};
     fn again<L: Limiter>(design: &str) {
         let file = format!(
             "{}/testdata/lesson/counterexamples/{design}.json",
@@ -294,7 +294,7 @@ fn committed_counterexamples_replay_and_fail_again() {
 /// same shard of every instance. Without it, DFS fails inside shuttle.
 #[test]
 fn sharded_designs_put_a_key_in_the_same_shard_in_every_instance() {
-    use ratelimit_lab::reference::ShardedBucket;
+    use ratelimit_lab_reference::ShardedBucket;
     let policy = ratelimit_lab::Policy::new(1, 10, 2).expect("a valid policy");
     let (a, b) = (
         ShardedBucket::new(policy, 100).expect("a limiter"),
@@ -373,7 +373,7 @@ impl Limiter for Unreplayable {
 #[test]
 fn a_correct_design_that_does_not_replay_passes_the_concurrency_checks() {
     use ratelimit_lab::suite::{run_check, Kind, CHECKS};
-    let suspects = ratelimit_lab::catalog::suspects();
+    let suspects = ratelimit_lab::suite::suspects();
     for check in CHECKS.iter().filter(|c| c.kind == Kind::Concurrency) {
         let result = run_check::<Unreplayable>(check.name, suspects);
         assert!(result.passed(), "{}", result.explain("this test"));

@@ -87,7 +87,7 @@ pub struct Walkthrough {
     /// in [`Step::beside`].
     #[serde(default, skip_serializing_if = "Baselines::is_empty")]
     pub baselines: Baselines,
-    /// Catalogued wrong designs (names from [`catalog::DESIGNS`](crate::catalog::DESIGNS))
+    /// Catalogued wrong designs (names as `ratelimit-lab grade` lists them)
     /// that take the same steps, to show each one's mistake as the wrong outcome it gives
     /// next to the right one; see [`Step::contrast`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -536,8 +536,8 @@ impl Walkthrough {
         }
         let mut contrasted = BTreeSet::new();
         for name in &self.contrast {
-            match crate::catalog::find(name).map(|d| d.role) {
-                Some(crate::catalog::Role::Wrong { mistake, .. }) if !mistake.is_race() => {}
+            match crate::catalog::find(name).map(|d| d.verdict) {
+                Some(crate::catalog::Verdict::Wrong { mistake, .. }) if !mistake.is_race() => {}
                 Some(_) => {
                     return Err(format!(
                         "contrast: {name:?} is not a catalogued design with a sequential mistake"
@@ -633,7 +633,7 @@ impl Walkthrough {
             let mut contrast = Vec::new();
             for name in &self.contrast {
                 if let Some(design) = crate::catalog::find(name) {
-                    contrast.push((name.clone(), design.build(self.policy, self.max_keys)?));
+                    contrast.push((name.clone(), (design.build)(self.policy, self.max_keys)?));
                 }
             }
             Ok((pair, Beside::new(&self.baselines)?, contrast))

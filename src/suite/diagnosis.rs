@@ -26,8 +26,9 @@ pub struct Suspect {
     pub breaks: Requirement,
     /// The seed mistake it makes.
     pub mistake: Mistake,
-    /// A fresh instance of it.
-    pub build: Build,
+    /// A fresh instance of it: inside the harness only, so that no wrong design (one lock
+    /// away from a correct one, for the races) is handed to a learner's crate.
+    pub(crate) build: Build,
 }
 
 impl std::fmt::Debug for Suspect {

@@ -5,7 +5,7 @@
 //! post part (some races leave every concurrent result legal and show only in what a later
 //! call observes). [`execute`] runs it once, stamping every call with logical invocation and
 //! return times from a shared atomic counter; [`judge`] asks
-//! [`linearizability::check`] whether some order that respects those times gives, on the
+//! the linearizability checker whether some order that respects those times gives, on the
 //! specification, exactly what every call returned, and compares the stored state at the end
 //! with the specification's state after that order.
 //!

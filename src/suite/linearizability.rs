@@ -45,7 +45,7 @@ pub struct Verdict {
 ///
 /// A [`Verdict`] when no legal order exists. Histories longer than 64 events are not
 /// supported and are reported as a verdict with no prefix.
-pub fn check(start: &Model, history: &[Event]) -> Result<Vec<usize>, Verdict> {
+pub(crate) fn check(start: &Model, history: &[Event]) -> Result<Vec<usize>, Verdict> {
     if history.len() > 64 {
         return Err(Verdict {
             longest_prefix: Vec::new(),
@@ -211,7 +211,7 @@ pub fn history_table(history: &[Event]) -> String {
 
 /// A reading of a verdict: the legal prefix and the specification's state after it (from
 /// `start`), then why no event can follow it.
-pub fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> String {
+pub(crate) fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> String {
     let mut out = String::new();
     let prefix: Vec<String> = verdict
         .longest_prefix

@@ -134,9 +134,11 @@ impl Probe {
         })
     }
 
-    /// The specification's state after the operations so far.
-    pub fn model(&self) -> &Model {
-        &self.model
+    /// The specification's stored state after the operations so far: what a correct design's
+    /// [`Limiter::snapshot`] describes (the same state by [`Snapshot`]'s contract, not
+    /// necessarily the same numbers). The specification itself stays inside the harness.
+    pub fn specified(&self) -> Snapshot {
+        self.model.snapshot()
     }
 
     /// The design under test.

@@ -1,5 +1,6 @@
 //! A submission that does not compile: `allow` returns a value of the wrong type.
-use ratelimit_lab::reference::TokenBucket;
+mod design;
+use design::Design as TokenBucket;
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 
 #[derive(Debug)]

@@ -1,5 +1,6 @@
 //! A submission that ends the whole test process: `replace_policy` calls `std::process::exit`.
-use ratelimit_lab::reference::TokenBucket;
+mod design;
+use design::Design as TokenBucket;
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 
 #[derive(Debug)]

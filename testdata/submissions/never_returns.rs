@@ -1,5 +1,6 @@
 //! A submission that never returns: `evict_full` parks its thread forever.
-use ratelimit_lab::reference::TokenBucket;
+mod design;
+use design::Design as TokenBucket;
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 
 #[derive(Debug)]

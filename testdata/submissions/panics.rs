@@ -1,5 +1,6 @@
 //! A submission that panics: `allow` with a cost above one.
-use ratelimit_lab::reference::TokenBucket;
+mod design;
+use design::Design as TokenBucket;
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 
 #[derive(Debug)]

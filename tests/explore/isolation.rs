@@ -3,9 +3,9 @@
 //! `tests/isolation.rs` (std), `tests/shuttle.rs` and `tests/loom.rs` call these.
 use std::time::Duration;
 
-use ratelimit_lab::reference::TokenBucket;
 use ratelimit_lab::suite::{grade, run_check_within, Status, CHECKS};
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy, Snapshot};
+use ratelimit_lab_reference::TokenBucket;
 
 /// The reference, whose `evict_full` never returns (it sleeps, which no backend sees as a
 /// deadlock: only the call's time limit can tell).

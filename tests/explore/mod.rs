@@ -19,17 +19,17 @@
 
 pub mod isolation;
 
-use ratelimit_lab::catalog::mistakes::{
-    CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, RacyObservedTime, SplitReadWrite,
-};
 use ratelimit_lab::explore::{execute, judge, run_sequentially, Event, Execution, Scenario};
-use ratelimit_lab::model::{Op, Outcome};
-use ratelimit_lab::reference::{
-    Clock, Clocked, ClockedShardedBucket, ManualClock, ShardedBucket, TokenBucket,
-};
 use ratelimit_lab::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use ratelimit_lab::sync::{thread, Arc, Mutex};
 use ratelimit_lab::{Decision, LimitError, Limiter, Mistake, Policy, Snapshot, UNITS_PER_TOKEN};
+use ratelimit_lab_catalog::mistakes::{
+    CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, RacyObservedTime, SplitReadWrite,
+};
+use ratelimit_lab_model::{Op, Outcome};
+use ratelimit_lab_reference::{
+    Clock, Clocked, ClockedShardedBucket, ManualClock, ShardedBucket, TokenBucket,
+};
 
 const SECOND: u64 = 1_000_000_000;
 

@@ -29,9 +29,9 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use ratelimit_lab::catalog::{Design, Role, DESIGNS};
 use ratelimit_lab::suite::schedule::Backend;
 use ratelimit_lab::suite::{Kind, Report, Status, CHECKS};
+use ratelimit_lab_instructor::catalog::{Design, Role, DESIGNS};
 
 /// A design's report and the wall time its grade took.
 struct Graded {

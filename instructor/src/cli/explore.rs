@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ratelimit_lab::catalog::{self, DESIGNS};
+use crate::catalog::{self, DESIGNS};
 use ratelimit_lab::suite::counterexample::Counterexample;
 use ratelimit_lab::suite::env;
 use ratelimit_lab::suite::schedule::Backend;

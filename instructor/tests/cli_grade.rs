@@ -112,7 +112,7 @@ fn grade_refuses_an_unknown_design_and_lists_the_valid_ones() {
     assert_eq!(out.status.code(), Some(2), "stderr: {stderr}");
     assert!(out.stdout.is_empty());
     assert!(stderr.contains("\"nope\""), "{stderr}");
-    for d in ratelimit_lab::catalog::DESIGNS {
+    for d in ratelimit_lab_instructor::catalog::DESIGNS {
         assert!(stderr.contains(d.name), "{} missing: {stderr}", d.name);
     }
 }

@@ -1,16 +1,25 @@
-//! `submission`: build a learner's crate and grade it within time limits, always leaving
-//! valid graded reports (`results.json` for Exercism, `gradescope.json` for Gradescope),
-//! whatever the submission does: fail to compile, panic, end the process, or never return.
+//! `submission`: grade a learner's sources with the course's own crate, within time limits,
+//! always leaving valid graded reports (`results.json` for Exercism, `gradescope.json` for
+//! Gradescope), whatever the submission does: fail to compile, panic, end the process, never
+//! return, or write reports of its own.
 //!
+//! 0. The learner's `src/` (by default; `--take`) is copied into a fresh copy of the course's
+//!    template crate (`--template`: its `Cargo.toml`, `Cargo.lock`, `tests/`, profile); see
+//!    [`course`](super::course). A submission's own manifest, tests or build script are not
+//!    built, and the report says so in one line.
 //! 1. `cargo test --no-run --message-format=json` builds the crate's test binaries within the
 //!    build limit. A build that fails (or overruns) is graded `error`, with the compiler's
-//!    first errors as the message.
+//!    first errors as the message; a submission that names what a learner's crate cannot
+//!    reach (`ratelimit_lab::reference`, `::model`, `::catalog`) is told so in one line each.
 //! 2. Each test binary is listed (`--list`); those that hold the conformance suite run its
 //!    checks, with the report directory set, so every check's result is on disk as soon as it
 //!    finishes and every running check is marked (see `ratelimit_lab::suite::running`).
-//! 3. The run ends by itself or is killed at the test limit; the reports it left are
-//!    completed with an error entry for every check without a result: the running ones "did
-//!    not finish" (the limit struck, or the process ended while they ran), the rest "not run".
+//! 3. The run ends by itself or is killed at the test limit. Its records are held against
+//!    libtest's own outcome lines ([`outcomes`](super::outcomes)): a record libtest does not
+//!    confirm is refused. The reports are completed with an error entry for every check
+//!    without a result: the running ones "did not finish" (the limit struck, or the process
+//!    ended while they ran), the rest "not run". The runner writes the final reports itself,
+//!    over whatever the output directory held.
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
@@ -22,13 +31,29 @@ use ratelimit_lab::suite::unfinished::{check_of, complete, merge, not_graded, En
 use ratelimit_lab::suite::{env, write_reports};
 use serde_json::Value;
 
+use super::course::{self, Prepared};
+use super::outcomes::{self, Libtest};
 use super::{fail, print_out, EXIT_FAILURE};
+
+/// The template this repository ships, the course crate `--template` defaults to.
+const SHIPPED_TEMPLATE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../templates/learner");
 
 /// Arguments of `submission`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct Args {
-    /// The learner's crate: the directory that holds its `Cargo.toml`.
+    /// The learner's crate: the directory that holds its `src/`.
     solution: PathBuf,
+
+    /// The course's crate the learner's sources are graded in: its `Cargo.toml`,
+    /// `Cargo.lock`, `tests/` and profile are used, never the submission's. Defaults to the
+    /// learner template this repository ships.
+    #[arg(long, value_name = "DIR", default_value = SHIPPED_TEMPLATE)]
+    template: PathBuf,
+
+    /// What is taken from the submission, relative to its directory (repeat for several);
+    /// everything else comes from the template.
+    #[arg(long, value_name = "PATH", default_value = "src")]
+    take: Vec<PathBuf>,
 
     /// Where to write `results.json` and `gradescope.json` (created when missing; earlier
     /// reports there are replaced).
@@ -66,6 +91,7 @@ pub fn run(args: &Args) -> ExitCode {
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
     let args = &Args {
         solution: absolute(&args.solution),
+        template: absolute(&args.template),
         out: absolute(&args.out),
         ..args.clone()
     };
@@ -102,57 +128,74 @@ fn grade(args: &Args, started: Instant) -> (Value, Value) {
             started.elapsed(),
         );
     }
-    let manifest = args.solution.join("Cargo.toml");
-    if !manifest.is_file() {
-        return not_graded(
-            &format!(
-                "no Cargo.toml in {}: give the directory of the crate to grade",
-                args.solution.display()
-            ),
-            started.elapsed(),
-        );
-    }
-    touch_sources(&args.solution);
-    let binaries = match build(args, &manifest, &work) {
-        Ok(binaries) => binaries,
+    let prepared = match course::prepare(
+        &args.template,
+        &args.solution,
+        &args.take,
+        &work.join("crate"),
+        &args.out,
+    ) {
+        Ok(prepared) => prepared,
         Err(message) => {
             let _ = fs::remove_dir_all(&work);
             return not_graded(&message, started.elapsed());
         }
+    };
+    let note = prepared.note(&args.take);
+    let (mut exercism, mut gradescope) = grade_prepared(args, &prepared, &work, started);
+    let _ = fs::remove_dir_all(&work);
+    if let Some(note) = note {
+        for (report, key) in [(&mut exercism, "message"), (&mut gradescope, "output")] {
+            let earlier = report[key].as_str().unwrap_or_default().to_string();
+            report[key] = if earlier.is_empty() {
+                note.clone().into()
+            } else {
+                format!("{note}\n\n{earlier}").into()
+            };
+        }
+    }
+    (exercism, gradescope)
+}
+
+/// Both reports for the course crate `prepared`, built and run in `work`.
+fn grade_prepared(
+    args: &Args,
+    prepared: &Prepared,
+    work: &Path,
+    started: Instant,
+) -> (Value, Value) {
+    let crate_dir = prepared.dir.as_path();
+    let manifest = crate_dir.join("Cargo.toml");
+    touch_sources(crate_dir);
+    let binaries = match build(args, &manifest, work) {
+        Ok(binaries) => binaries,
+        Err(message) => return not_graded(&message, started.elapsed()),
     };
     // Every binary is listed before any runs: a binary that cannot list its tests is left
     // out (it holds no suite the runner can grade), not a reason to grade nothing.
     let mut suites = Vec::new();
     let mut unlisted = Vec::new();
     for binary in &binaries {
-        match list(binary, &args.solution, deadline_after(LIST_LIMIT_SECS)) {
+        match list(binary, crate_dir, deadline_after(LIST_LIMIT_SECS)) {
             Ok(tests) if tests.is_empty() => {}
             Ok(tests) => suites.push((binary, tests)),
             Err(message) => unlisted.push(message),
         }
     }
     if suites.is_empty() && !unlisted.is_empty() {
-        let _ = fs::remove_dir_all(&work);
         return not_graded(&unlisted.join("\n"), started.elapsed());
     }
     let deadline = deadline_after(args.test_limit_secs);
     let mut parts = Vec::new();
     for (i, (binary, expected)) in suites.into_iter().enumerate() {
         let dir = work.join(format!("run-{i}"));
-        parts.push(run_suite(
-            binary,
-            &args.solution,
-            &dir,
-            expected,
-            deadline,
-            args,
-        ));
+        parts.push(run_suite(binary, crate_dir, &dir, expected, deadline, args));
     }
-    let _ = fs::remove_dir_all(&work);
     merge(parts).unwrap_or_else(|| {
         not_graded(
-            "no conformance suite found: none of the crate's test binaries runs a check. Add \
-             `ratelimit_lab::conformance_suite!(YourLimiter);` to a file under tests/.",
+            "no conformance suite found: none of the course crate's test binaries runs a \
+             check. The course's template needs `ratelimit_lab::conformance_suite!(…);` in a \
+             file under tests/.",
             started.elapsed(),
         )
     })
@@ -214,6 +257,9 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
         ])
         .arg(manifest)
         .args(&args.cargo_args)
+        // Cargo reads configuration from the directory it runs in and its parents: the
+        // course crate's, not the caller's.
+        .current_dir(manifest.parent().unwrap_or(Path::new(".")))
         .env("CARGO_TERM_COLOR", "never");
     let limit = Duration::from_secs(args.build_limit_secs);
     let waited = spawn_and_wait(
@@ -226,6 +272,7 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
     let stdout = fs::read_to_string(&stdout_path).unwrap_or_default();
     let stderr = fs::read_to_string(&stderr_path).unwrap_or_default();
     let mut errors = Vec::new();
+    let mut beyond = Vec::new();
     let mut binaries = Vec::new();
     for message in stdout
         .lines()
@@ -239,7 +286,13 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
                         .as_str()
                         .is_some_and(|m| m.starts_with("aborting due to")) =>
             {
-                errors.extend(message["message"]["rendered"].as_str().map(str::to_string));
+                match beyond_learner_api(&message["message"]) {
+                    Some(line) if !beyond.contains(&line) => beyond.push(line),
+                    Some(_) => {}
+                    None => {
+                        errors.extend(message["message"]["rendered"].as_str().map(str::to_string))
+                    }
+                }
             }
             Some("compiler-artifact") if message["profile"]["test"] == true => {
                 binaries.extend(message["executable"].as_str().map(PathBuf::from));
@@ -252,6 +305,19 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
             "the build did not finish within its limit of {} s",
             limit.as_secs()
         )),
+        Waited::Exited(status) if !status.success() && !beyond.is_empty() => {
+            let others = match errors.len() {
+                0 => String::new(),
+                1 => "\n(and 1 other compiler error)".to_string(),
+                n => format!("\n(and {n} other compiler errors)"),
+            };
+            Err(format!(
+                "the submission does not build: it names designs that pass the suite, which \
+                 are not part of a learner's API (the reference, the specification `model`, \
+                 the `catalog`); implement `Limiter` on a type of your own.\n\n{}{others}",
+                beyond.join("\n")
+            ))
+        }
         Waited::Exited(status) if !status.success() => {
             let shown = if errors.is_empty() {
                 // Not the compiler's: a manifest or dependency error, told on stderr.
@@ -273,6 +339,43 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
         }
         Waited::Exited(_) => Ok(binaries),
     }
+}
+
+/// One line for a compiler error (rustc's JSON `message`) that names a module of
+/// `ratelimit_lab` a learner's crate cannot reach: `src/lib.rs:3: ratelimit_lab::reference is
+/// not part of a learner's API`. `None` for every other error, a learner's own private
+/// module of the same name included.
+fn beyond_learner_api(message: &Value) -> Option<String> {
+    if message["code"]["code"] != "E0603" {
+        return None;
+    }
+    let text = message["message"].as_str()?;
+    let name = ["reference", "model", "catalog"].into_iter().find(|name| {
+        [
+            format!("crate `{name}` is private"),
+            format!("module `{name}` is private"),
+        ]
+        .iter()
+        .any(|m| text == m)
+    })?;
+    let span = message["spans"]
+        .as_array()?
+        .iter()
+        .find(|s| s["is_primary"] == true)?;
+    let source: String = span["text"]
+        .as_array()?
+        .iter()
+        .filter_map(|t| t["text"].as_str())
+        .collect();
+    let path = format!("ratelimit_lab::{name}");
+    if !source.replace(' ', "").contains(&path) {
+        return None;
+    }
+    Some(format!(
+        "{}:{}: {path} is not part of a learner's API",
+        span["file_name"].as_str().unwrap_or("?"),
+        span["line_start"].as_u64().unwrap_or(0)
+    ))
 }
 
 /// The suite's tests in `binary`, by test name.
@@ -335,6 +438,7 @@ fn run_suite(
         deadline,
     );
     let running = still_running(dir);
+    let libtest = Libtest::parse(&fs::read_to_string(dir.join("stdout")).unwrap_or_default());
     let ending = match waited {
         Err(e) => Ending::Ended {
             how: format!("it could not start: {e}"),
@@ -342,10 +446,13 @@ fn run_suite(
         Ok(Waited::LimitStruck) => Ending::LimitStruck {
             limit: Duration::from_secs(args.test_limit_secs),
         },
-        // A libtest binary exits with 0 or 101 when it ran every test it was given; a check
-        // still marked running means the design ended the process with one of those codes.
+        // A libtest binary exits with 0 or 101 when it ran every test it was given, after
+        // its summary line; a check still marked running, or no summary, means the design
+        // ended the process with one of those codes.
         Ok(Waited::Exited(status))
-            if matches!(status.code(), Some(0 | 101)) && running.is_empty() =>
+            if matches!(status.code(), Some(0 | 101))
+                && running.is_empty()
+                && libtest.summarized =>
         {
             Ending::Finished
         }
@@ -358,13 +465,26 @@ fn run_suite(
             .ok()
             .and_then(|text| serde_json::from_str::<Value>(&text).ok())
     };
+    let (mut exercism, mut gradescope) = (read("results.json"), read("gradescope.json"));
+    let refused = outcomes::confirm(&mut exercism, &mut gradescope, &libtest);
+    if !refused.is_empty() {
+        // The process's own summary is no more trusted than its refused records.
+        for (report, key) in [(&mut exercism, "message"), (&mut gradescope, "output")] {
+            if let Some(report) = report.as_mut() {
+                report[key] = Value::from("");
+            }
+        }
+    }
     let leftovers = Leftovers {
-        exercism: read("results.json"),
-        gradescope: read("gradescope.json"),
+        exercism,
+        gradescope,
         expected,
         running,
     };
-    complete(&leftovers, &ending)
+    let (mut exercism, mut gradescope) = complete(&leftovers, &ending);
+    outcomes::recount(&mut exercism, &mut gradescope);
+    outcomes::mark_refused(&mut exercism, &mut gradescope, &refused);
+    (exercism, gradescope)
 }
 
 /// Starts `command` with its output in files (never a pipe nobody reads) and its own

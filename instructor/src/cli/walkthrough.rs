@@ -6,8 +6,8 @@ use std::process::ExitCode;
 use clap::ValueEnum;
 use ratelimit_lab::lesson::words::{describe_policy, state_after, step_outcome};
 use ratelimit_lab::lesson::{self, CheckFailure, CheckedStep, Step, Walkthrough};
-use ratelimit_lab::model::{Op, Outcome};
 use ratelimit_lab::Policy;
+use ratelimit_lab_model::{Op, Outcome};
 use serde::Serialize;
 
 use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};

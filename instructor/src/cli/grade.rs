@@ -10,8 +10,8 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::catalog::{self, Design, Role, DESIGNS};
 use clap::ValueEnum;
-use ratelimit_lab::catalog::{self, Design, Role, DESIGNS};
 use ratelimit_lab::suite::{env, CheckResult, Mistake, Report, Requirement, Status};
 use serde::Serialize;
 

@@ -1,10 +1,14 @@
-//! `ratelimit-lab submission`, run as a grading platform runs it, on the four kinds of broken
-//! submission in `testdata/submissions/`: one that does not build, one that panics, one that
-//! ends the test process, one that never returns. Each must leave valid reports.
+//! `ratelimit-lab submission`, run as a grading platform runs it: a correct submission; the
+//! four kinds of broken one in `testdata/submissions/` (does not build, panics, ends the test
+//! process, never returns); one that brings its own manifest, tests and build script; one
+//! that forges its reports; and three that wrap a design the suite would pass. Each must
+//! leave valid reports, graded by the course's crate.
 //!
-//! Each submission is the learner template with its `src/lib.rs` replaced, under its own
-//! package name (so that builds sharing a target directory never share a binary). They build
-//! in `target/learner`, where CI's template step builds the template too.
+//! A submission is a directory holding `src/` (its `lib.rs` from `testdata/submissions/`,
+//! beside the correct design `design.rs` it may build on). Each test grades it in a course
+//! crate of its own, a copy of the learner template under its own package name (so that
+//! builds sharing a target directory never share a binary). They build in `target/learner`,
+//! where CI's template step builds the template too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -12,39 +16,56 @@ use std::process::{Command, Output};
 use ratelimit_lab::suite::CHECKS;
 use serde_json::Value;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// The repository root (this crate lives in `instructor/`).
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
-/// A fresh copy of the template at `target/tmp/submissions/<name>` with
-/// `testdata/submissions/<name>.rs` as its library (still the crate `my_limiter`).
+/// A fresh submission at `target/tmp/submissions/<name>`: `src/lib.rs` from
+/// `testdata/submissions/<name>.rs`, `src/design.rs` beside it.
 fn submission(name: &str) -> PathBuf {
     submission_from(name, name)
 }
 
 /// [`submission`] at `target/tmp/submissions/<name>` with `testdata/submissions/<source>.rs`.
 fn submission_from(name: &str, source: &str) -> PathBuf {
-    let template = Path::new(ROOT).join("templates/learner");
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("submissions")
         .join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src")).expect("create the submission");
-    std::fs::create_dir_all(dir.join("tests")).expect("create the submission");
+    let data = Path::new(ROOT).join("testdata/submissions");
+    std::fs::copy(data.join(format!("{source}.rs")), dir.join("src/lib.rs"))
+        .expect("copy the submission");
+    std::fs::copy(data.join("design.rs"), dir.join("src/design.rs")).expect("copy the design");
+    dir
+}
+
+/// The course crate `name` is graded in: the learner template at
+/// `target/tmp/courses/<name>` under the package name `course-<name>` (still the library
+/// `my_limiter`), its dependency on this repository by absolute path.
+fn course(name: &str) -> PathBuf {
+    let template = Path::new(ROOT).join("templates/learner");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("courses")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).expect("create the course");
+    std::fs::create_dir_all(dir.join("tests")).expect("create the course");
+    let root = std::fs::canonicalize(ROOT).expect("the repository");
     let manifest = std::fs::read_to_string(template.join("Cargo.toml")).expect("the template");
     let manifest = manifest
         .replace(
             "name = \"my-limiter\"",
-            &format!("name = \"submission-{}\"", name.replace('_', "-")),
+            &format!("name = \"course-{}\"", name.replace('_', "-")),
         )
-        .replace("path = \"../..\"", &format!("path = {ROOT:?}"))
+        .replace(
+            "path = \"../..\"",
+            &format!("path = {:?}", root.display().to_string()),
+        )
         + "\n[lib]\nname = \"my_limiter\"\n";
     std::fs::write(dir.join("Cargo.toml"), manifest).expect("write Cargo.toml");
-    for file in ["Cargo.lock", "tests/conformance.rs"] {
+    for file in ["Cargo.lock", "tests/conformance.rs", "src/lib.rs"] {
         std::fs::copy(template.join(file), dir.join(file)).expect("copy from the template");
     }
-    let source = Path::new(ROOT)
-        .join("testdata/submissions")
-        .join(format!("{source}.rs"));
-    std::fs::copy(source, dir.join("src/lib.rs")).expect("copy the submission");
     dir
 }
 
@@ -52,11 +73,14 @@ fn submission_from(name: &str, source: &str) -> PathBuf {
 /// fetched the template's dependencies), and returns the output and both reports.
 fn grade(dir: &Path, args: &[&str], envs: &[(&str, &str)]) -> (Output, Value, Value) {
     let out = dir.join("out");
+    let name = dir.file_name().and_then(|n| n.to_str()).expect("a name");
     let output = Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
         .arg("submission")
         .arg(dir)
         .arg("--out")
         .arg(&out)
+        .arg("--template")
+        .arg(course(name))
         .args(args)
         .env("CARGO_TARGET_DIR", Path::new(ROOT).join("target/learner"))
         .env("CARGO_NET_OFFLINE", "true")
@@ -171,7 +195,7 @@ fn a_submission_that_does_not_build_gets_the_compilers_errors() {
         message.contains("error[E0609]: no field `allowed`"),
         "{message}"
     );
-    assert!(message.contains("src/lib.rs:14"), "{message}");
+    assert!(message.contains("src/lib.rs:15"), "{message}");
     assert!(tests(&exercism).is_empty());
     assert_eq!(gradescope["score"], 0);
     assert_eq!(gradescope["output"], exercism["message"]);
@@ -255,7 +279,14 @@ fn relative_paths_are_taken_from_where_the_runner_starts() {
     let _ = std::fs::remove_dir_all(&out);
     let output = Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
         .current_dir(parent)
-        .args(["submission", "relative", "--out", "relative-out"])
+        .args([
+            "submission",
+            "relative",
+            "--out",
+            "relative-out",
+            "--template",
+        ])
+        .arg(course("relative"))
         .env("CARGO_TARGET_DIR", Path::new(ROOT).join("target/learner"))
         .env("CARGO_NET_OFFLINE", "true")
         .env_remove(ratelimit_lab::suite::env::REPORT_DIR)
@@ -277,14 +308,117 @@ fn relative_paths_are_taken_from_where_the_runner_starts() {
 }
 
 #[test]
-fn a_directory_without_a_crate_gets_an_error_report() {
+fn a_directory_without_sources_gets_an_error_report() {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("submissions/empty");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create");
     let (_, exercism, _) = grade(&dir, &[], &[]);
     assert_eq!(exercism["status"], "error");
-    assert!(exercism["message"]
-        .as_str()
-        .unwrap_or_default()
-        .starts_with("no Cargo.toml in "));
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("the submission has no src/"),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_correct_submission_passes_every_check() {
+    let dir = submission("correct");
+    let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+    assert_eq!(exercism["status"], "pass", "{}", exercism["message"]);
+    assert_every_check_once(&exercism);
+    assert_every_check_once(&gradescope);
+    assert_eq!(gradescope["score"], gradescope["max_score"]);
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(
+        !message.contains("ignored"),
+        "nothing else was brought: {message}"
+    );
+}
+
+#[test]
+fn what_a_submission_brings_beside_its_sources_is_ignored_and_said_in_one_line() {
+    let dir = submission_from("brings_its_own", "correct");
+    // Its own manifest with a dependency the course does not have, an empty test file (so
+    // that its own crate would run no suite), and a build script that fails.
+    let root = std::fs::canonicalize(ROOT).expect("the repository");
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"mine\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+             [workspace]\n[dependencies]\nratelimit-lab = {{ path = {:?} }}\n\
+             ratelimit-lab-reference = {{ path = {:?} }}\n",
+            root.display().to_string(),
+            root.join("reference").display().to_string()
+        ),
+    )
+    .expect("write");
+    std::fs::create_dir_all(dir.join("tests")).expect("tests");
+    std::fs::write(dir.join("tests/conformance.rs"), "").expect("write");
+    std::fs::write(dir.join("build.rs"), "fn main() { panic!(\"built\") }").expect("write");
+    let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+    assert_every_check_once(&exercism);
+    assert_every_check_once(&gradescope);
+    assert_eq!(exercism["status"], "pass", "{}", exercism["message"]);
+    let message = exercism["message"].as_str().unwrap_or_default();
+    let first = message.lines().next().unwrap_or_default();
+    assert_eq!(
+        first,
+        "Graded in the course's crate with the submission's src/; the submission's own \
+         Cargo.toml, build.rs, tests/ were ignored.",
+    );
+}
+
+#[test]
+fn a_submission_cannot_grade_itself() {
+    let dir = submission("forges");
+    let out = dir.join("out");
+    let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+    assert_every_check_once(&exercism);
+    assert_every_check_once(&gradescope);
+    assert_ne!(exercism["status"], "pass");
+    assert!(gradescope["score"].as_u64() < gradescope["max_score"].as_u64());
+    for file in ["results.json", "gradescope.json"] {
+        let written = std::fs::read_to_string(out.join(file)).expect("the report");
+        assert!(
+            !written.contains("forged"),
+            "{file} is the runner's: {written}"
+        );
+    }
+    let message = exercism["message"].as_str().unwrap_or_default();
+    assert!(message.starts_with("The grade refused "), "{message}");
+    // Every check libtest saw pass on a design that rejects every request is one that a
+    // rejecting design can pass; none of them is the first check of the lesson.
+    let first = &tests(&exercism)[0];
+    assert_ne!(first.1, "pass", "{first:?}");
+}
+
+#[test]
+fn a_submission_that_wraps_a_design_that_passes_does_not_build_and_is_told_why() {
+    for (name, path, line) in [
+        ("names_reference", "ratelimit_lab::reference", 5),
+        ("names_model", "ratelimit_lab::model", 5),
+        ("names_catalog", "ratelimit_lab::catalog", 5),
+    ] {
+        let dir = submission(name);
+        let (_, exercism, gradescope) = grade(&dir, &[], &[]);
+        assert_eq!(exercism["status"], "error", "{name}");
+        assert_eq!(gradescope["score"], 0, "{name}");
+        let message = exercism["message"].as_str().unwrap_or_default();
+        assert!(
+            message.starts_with("the submission does not build: it names designs that pass"),
+            "{name}: {message}"
+        );
+        assert!(
+            message.contains(&format!(
+                "src/lib.rs:{line}: {path} is not part of a learner's API"
+            )),
+            "{name}: {message}"
+        );
+        assert!(
+            message.lines().count() <= 5,
+            "{name}: not a wall of text: {message}"
+        );
+        assert!(!message.contains("error[E0603]"), "{name}: {message}");
+    }
 }

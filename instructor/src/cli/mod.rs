@@ -1,8 +1,10 @@
 //! Command-line interface: one [`Command`] variant per subcommand, one module per variant.
 
+mod course;
 mod explore;
 mod fixtures;
 mod grade;
+mod outcomes;
 mod replay;
 mod submission;
 mod table;

@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ratelimit_lab::fixtures::{self, build, source, Fixture};
-use ratelimit_lab::reference::{ShardedBucket, TokenBucket};
 use ratelimit_lab::Limiter;
+use ratelimit_lab_reference::{ShardedBucket, TokenBucket};
 use serde_json::Value;
 
-const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+/// The repository root (this crate lives in `instructor/`).
+const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 
 fn lesson_dir() -> PathBuf {
     Path::new(ROOT).join("testdata/lesson")
@@ -427,7 +428,7 @@ fn every_picture_parses_and_marks_every_request() {
                             .is_some_and(|c| c.starts_with("request "))
                 })
                 .collect();
-            let is_allow = matches!(step.op, ratelimit_lab::model::Op::Allow { .. });
+            let is_allow = matches!(step.op, ratelimit_lab_model::Op::Allow { .. });
             assert_eq!(
                 marks.len(),
                 usize::from(is_allow),
@@ -437,8 +438,8 @@ fn every_picture_parses_and_marks_every_request() {
             if let Some(mark) = marks.first() {
                 let want = match &checked.outcome {
                     _ if checked.contenders.is_some() => "request contended",
-                    ratelimit_lab::model::Outcome::Decision(d) if d.allowed => "request admitted",
-                    ratelimit_lab::model::Outcome::Decision(_) => "request rejected",
+                    ratelimit_lab_model::Outcome::Decision(d) if d.allowed => "request admitted",
+                    ratelimit_lab_model::Outcome::Decision(_) => "request rejected",
                     _ => "request refused",
                 };
                 assert_eq!(
@@ -506,7 +507,7 @@ fn shipped_fixtures_load_and_replay_on_correct_designs_and_catch_a_wrong_one() {
     }
     // A design that forgets fractional credit on a rejection fails the trace table at the
     // step that shows it, in the lesson's words.
-    let design = ratelimit_lab::catalog::DESIGNS
+    let design = ratelimit_lab_instructor::catalog::DESIGNS
         .iter()
         .find(|d| d.name == "RejectionForgetsCredit")
         .expect("the catalog has the mistake");
@@ -531,7 +532,7 @@ fn shipped_fixtures_load_and_replay_on_correct_designs_and_catch_a_wrong_one() {
 
 #[test]
 fn every_sequential_seed_mistake_is_shown_beside_the_right_outcome() {
-    use ratelimit_lab::catalog::{self, Role};
+    use ratelimit_lab_instructor::catalog::{self, Role};
     let shown: std::collections::HashSet<ratelimit_lab::Mistake> = fixtures::shipped()
         .unwrap()
         .iter()

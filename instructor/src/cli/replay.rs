@@ -9,9 +9,9 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ratelimit_lab::catalog;
-use ratelimit_lab::model::{Outcome, Scenario};
+use crate::catalog;
 use ratelimit_lab::LimitError;
+use ratelimit_lab_model::{Outcome, Scenario};
 use serde::Serialize;
 
 use super::{fail, print_out, EXIT_FAILURE, EXIT_USAGE};

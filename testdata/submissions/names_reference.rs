@@ -1,0 +1,27 @@
+//! A submission that wraps the reference design instead of writing its own.
+use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
+
+#[derive(Debug)]
+pub struct MyLimiter(ratelimit_lab::reference::TokenBucket);
+
+impl Limiter for MyLimiter {
+    fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+        ratelimit_lab::reference::TokenBucket::new(policy, max_keys).map(MyLimiter)
+    }
+
+    fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+        self.0.allow(key, cost, now)
+    }
+
+    fn evict_full(&self, now: u64) -> Result<usize, LimitError> {
+        self.0.evict_full(now)
+    }
+
+    fn replace_policy(&self, next: Policy, expected: u64, now: u64) -> Result<(), LimitError> {
+        self.0.replace_policy(next, expected, now)
+    }
+
+    fn key_count(&self) -> usize {
+        self.0.key_count()
+    }
+}
