@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+mod support;
+
 fn run(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ratelimit-lab"))
         .args(args)
@@ -118,10 +120,18 @@ fn grade_refuses_an_unknown_design_and_lists_the_valid_ones() {
 }
 
 #[test]
-fn grade_writes_exercism_and_gradescope_reports() {
+fn grade_writes_exercism_gradescope_and_junit_reports() {
     let dir = scratch("cli_grade_reports");
     let dir_arg = dir.to_str().expect("the target directory is UTF-8");
-    let out = run(&["grade", "--design", "TokenBucket", "--report-dir", dir_arg]);
+    let out = run(&[
+        "grade",
+        "--design",
+        "TokenBucket",
+        "--design",
+        "RetroactiveRate",
+        "--report-dir",
+        dir_arg,
+    ]);
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -155,6 +165,30 @@ fn grade_writes_exercism_and_gradescope_reports() {
         .collect();
     assert_eq!(numbers.first(), Some(&"1.1"), "{gradescope}");
     assert_eq!(numbers.len(), ratelimit_lab::suite::CHECKS.len());
+
+    // JUnit XML beside them, for a design that passes and one that does not: a testcase per
+    // check, a failure per failed check, both valid against the JUnit schema.
+    let checks = ratelimit_lab::suite::CHECKS.len();
+    let junit = |design: &str| {
+        let path = dir.join(design).join("junit.xml");
+        let xml = std::fs::read_to_string(&path).expect("junit.xml");
+        (path, xml)
+    };
+    let (passing, xml) = junit("TokenBucket");
+    assert_eq!(xml.matches("<testcase ").count(), checks, "{xml}");
+    assert!(!xml.contains("<failure"), "{xml}");
+    let (failing, xml) = junit("RetroactiveRate");
+    assert_eq!(xml.matches("<testcase ").count(), checks, "{xml}");
+    let wrong = read_json(&dir.join("RetroactiveRate").join("results.json"));
+    let failed = wrong["tests"]
+        .as_array()
+        .expect("tests is an array")
+        .iter()
+        .filter(|t| t["status"] == "fail")
+        .count();
+    assert!(failed > 0);
+    assert_eq!(xml.matches("<failure ").count(), failed, "{xml}");
+    support::assert_valid_junit(&[passing, failing]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

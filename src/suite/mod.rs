@@ -41,6 +41,7 @@ mod behaviour;
 mod budget;
 mod card;
 mod check;
+pub mod classroom;
 mod concurrency;
 pub mod counterexample;
 mod diagnosis;
@@ -51,6 +52,7 @@ pub mod generate;
 // Only loom builds use it; its tests run in every mode.
 #[cfg_attr(not(loom), allow(dead_code))]
 mod hosted;
+pub mod junit;
 mod lesson_fixtures;
 pub mod level;
 pub mod linearizability;

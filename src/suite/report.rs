@@ -1,6 +1,7 @@
 //! Grader output: a design's results as Exercism's `results.json` (version 3) and as
 //! Gradescope's `results.json`, checks in suite order, written whole after every check so a
-//! run cut short still leaves the results so far.
+//! run cut short still leaves the results so far; [`write_reports`] adds the JUnit XML and
+//! GitHub Classroom forms of the same two.
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
@@ -216,8 +217,8 @@ impl Report {
         })
     }
 
-    /// Writes `results.json` (Exercism) and `gradescope.json` into `dir`, each replaced
-    /// atomically (written aside, then renamed).
+    /// Writes `results.json` (Exercism), `gradescope.json`, `junit.xml` and
+    /// `classroom.json` into `dir` (see [`write_reports`]).
     ///
     /// # Errors
     ///
@@ -227,16 +228,29 @@ impl Report {
     }
 }
 
-/// Writes an Exercism `results.json` and a `gradescope.json` into `dir` (created when
-/// missing), each replaced atomically (written aside, then renamed).
+/// Writes the reports of one grade into `dir` (created when missing), each replaced
+/// atomically (written aside, then renamed): `results.json` (Exercism, `exercism`),
+/// `gradescope.json` (Gradescope, `gradescope`), and, derived from those two,
+/// `junit.xml` (JUnit XML for CI servers, see [`junit`](super::junit)) and
+/// `classroom.json` (GitHub Classroom's autograding result, see
+/// [`classroom`](super::classroom)).
 ///
 /// # Errors
 ///
 /// Any error creating the directory or writing the files.
 pub fn write_reports(dir: &Path, exercism: &Value, gradescope: &Value) -> io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    for (file, value) in [("results.json", exercism), ("gradescope.json", gradescope)] {
-        let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+    let json = |value: &Value| serde_json::to_string_pretty(value).map_err(io::Error::other);
+    let files = [
+        ("results.json", json(exercism)?),
+        ("gradescope.json", json(gradescope)?),
+        ("junit.xml", super::junit::junit(exercism, gradescope)),
+        (
+            "classroom.json",
+            json(&super::classroom::classroom(exercism, gradescope))?,
+        ),
+    ];
+    for (file, text) in files {
         let tmp = dir.join(format!(".{file}.tmp"));
         std::fs::write(&tmp, text)?;
         std::fs::rename(&tmp, dir.join(file))?;

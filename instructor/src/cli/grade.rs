@@ -37,8 +37,9 @@ pub struct Args {
     #[arg(long)]
     explain: bool,
 
-    /// Write each design's graded reports to `DIR/<design>/results.json` (Exercism, version
-    /// 3) and `DIR/<design>/gradescope.json` (Gradescope).
+    /// Write each design's graded reports to `DIR/<design>/`: `results.json` (Exercism,
+    /// version 3), `gradescope.json` (Gradescope), `junit.xml` (JUnit XML) and
+    /// `classroom.json` (GitHub Classroom).
     #[arg(long, value_name = "DIR", env = env::REPORT_DIR)]
     report_dir: Option<PathBuf>,
 
@@ -305,7 +306,7 @@ fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
     out.push('\n');
     if let Some(dir) = &args.report_dir {
         out.push_str(&format!(
-            "reports written to {}/<design>/results.json and gradescope.json\n",
+            "reports written to {}/<design>/ (results.json, gradescope.json, junit.xml, classroom.json)\n",
             dir.display()
         ));
     }

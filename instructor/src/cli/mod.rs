@@ -73,7 +73,8 @@ enum Command {
     /// counterexample again. Exit status 1 when a check failed, 2 for bad arguments.
     Explore(explore::Args),
     /// Build a learner's crate and grade it within time limits, always leaving valid
-    /// `results.json` (Exercism, version 3) and `gradescope.json` reports.
+    /// `results.json` (Exercism, version 3), `gradescope.json`, `junit.xml` and
+    /// `classroom.json` reports.
     ///
     /// A crate that does not build is graded `error` with the compiler's first errors. The
     /// checks run with their results written as each finishes; when the run is stopped at

@@ -1,6 +1,6 @@
 //! `submission`: grade a learner's sources with the course's own crate, within time limits,
 //! always leaving valid graded reports (`results.json` for Exercism, `gradescope.json` for
-//! Gradescope), whatever the submission does: fail to compile, panic, end the process, never
+//! Gradescope, and from those `junit.xml` and `classroom.json`), whatever the submission does: fail to compile, panic, end the process, never
 //! return, or write reports of its own.
 //!
 //! 0. The learner's `src/` (by default; `--take`) is copied into a fresh copy of the course's
@@ -55,8 +55,8 @@ pub struct Args {
     #[arg(long, value_name = "PATH", default_value = "src")]
     take: Vec<PathBuf>,
 
-    /// Where to write `results.json` and `gradescope.json` (created when missing; earlier
-    /// reports there are replaced).
+    /// Where to write `results.json` (Exercism), `gradescope.json`, `junit.xml` and
+    /// `classroom.json` (created when missing; earlier reports there are replaced).
     #[arg(long, value_name = "DIR", default_value = "out")]
     out: PathBuf,
 
@@ -289,8 +289,14 @@ fn build(args: &Args, manifest: &Path, work: &Path) -> Result<Vec<PathBuf>, Stri
                 match beyond_learner_api(&message["message"]) {
                     Some(line) if !beyond.contains(&line) => beyond.push(line),
                     Some(_) => {}
+                    // The same error once, though rustc meets it in each target that
+                    // compiles the file (the library and its unit tests).
                     None => {
-                        errors.extend(message["message"]["rendered"].as_str().map(str::to_string))
+                        if let Some(rendered) = message["message"]["rendered"].as_str() {
+                            if !errors.iter().any(|e| e == rendered) {
+                                errors.push(rendered.to_string());
+                            }
+                        }
                     }
                 }
             }
