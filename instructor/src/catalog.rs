@@ -13,7 +13,7 @@ use std::fmt;
 pub use ratelimit_lab::suite::suspects;
 pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 
-use ratelimit_lab::suite::schedule::Backend;
+use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::{explore_concurrency, grade, Kind, Report, Suspect};
 use ratelimit_lab::{LimitError, Limiter, Mistake, Policy, Requirement};
 use ratelimit_lab_model::ModelLimiter;

@@ -29,7 +29,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use ratelimit_lab::suite::schedule::Backend;
+use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::{Kind, Report, Status, CHECKS};
 use ratelimit_lab_instructor::catalog::{Design, Role, DESIGNS};
 

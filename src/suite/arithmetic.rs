@@ -16,7 +16,8 @@ use quickcheck::{Gen, QuickCheck, TestResult};
 
 use crate::{Decision, Limiter, Policy, MAX_QUANTITY, UNITS_PER_TOKEN};
 
-use super::probe::{build, guarded};
+use super::panics::guarded;
+use super::probe::build;
 use super::{env, Failure, TraceRow};
 
 const S: u64 = 1_000_000_000;

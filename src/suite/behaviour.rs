@@ -18,19 +18,7 @@ use crate::model::{ModelLimiter, Op, Outcome};
 use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
 
 use super::same_state::balances;
-
-/// Builds a fresh instance of a design, as [`Suspect::build`](super::diagnosis::Suspect).
-pub type Build = fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>;
-
-/// [`Build`] for a design type.
-pub(crate) fn boxed<L: Limiter>(
-    policy: Policy,
-    max_keys: usize,
-) -> Result<Box<dyn Limiter>, LimitError> {
-    // Every instance the suite builds is watched: a call that never returns is named, and a
-    // panic in its `Drop` is a failure of the check, not the end of the process.
-    super::watch::Watched::<L>::new(policy, max_keys).map(|l| Box::new(l) as Box<dyn Limiter>)
-}
+use super::subject::Build;
 
 /// One probe: a limiter's policy and key bound, and the calls made on it in order.
 struct Probe {
@@ -335,6 +323,7 @@ mod tests {
         FixedWindowBucket, LruEviction, NoClampOnDecrease, WholeTokenRefill,
     };
     use crate::reference::TokenBucket;
+    use crate::suite::subject::boxed;
 
     fn policy(capacity: u64, rate: u64) -> Policy {
         Policy::new(1, capacity, rate).expect("valid")

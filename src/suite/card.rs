@@ -238,7 +238,7 @@ impl Report {
 mod tests {
     use std::time::Duration;
 
-    use super::super::diagnosis::Lookalike;
+    use super::super::failure::Lookalike;
     use super::super::{CheckResult, Failure, Mistake, Replay, Status, CHECKS};
     use super::*;
     use crate::Policy;

@@ -19,10 +19,11 @@ use std::thread;
 use crate::model::{Model, Op, Outcome};
 use crate::{LimitError, Limiter, Policy};
 
+use super::backend::Backend;
 use super::linearizability::{self, Event};
-use super::probe::{build, guarded};
-use super::races;
-use super::schedule::Backend;
+use super::panics::guarded;
+use super::probe::build;
+use super::races::{self, allow, policy};
 use super::{env, Failure};
 
 /// Starts one of a round's threads. Rounds run on real threads only, where the facade's
@@ -174,21 +175,6 @@ impl Round {
             ))
         })
     }
-}
-
-/// An `allow` call, for the scenarios of this module and of `races`.
-pub(super) fn allow(key: &str, cost: u64, now: u64) -> Op {
-    Op::Allow {
-        key: key.to_string(),
-        cost,
-        now,
-    }
-}
-
-/// A policy the check itself chose; an invalid one is reported as the check's fault.
-pub(super) fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
-    Policy::new(version, capacity, rate)
-        .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
 }
 
 fn allowed(e: &Event) -> bool {

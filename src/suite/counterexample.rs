@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use super::explore::Scenario;
 use super::linearizability::Event;
-use super::schedule::Backend;
 use super::Failure;
 use crate::Snapshot;
 
@@ -39,23 +38,6 @@ pub struct Counterexample {
     /// Why no sequential order explains that execution, as the judge wrote it.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub verdict: String,
-}
-
-/// The backend's name as a counterexample records it.
-pub(crate) fn backend_name(backend: Backend) -> &'static str {
-    match backend {
-        Backend::Std => "std",
-        Backend::Shuttle => "shuttle",
-        Backend::Loom => "loom",
-    }
-}
-
-/// The backend a counterexample names (`"std"`, `"shuttle"`, `"loom"`), the inverse of
-/// [`backend_name`].
-pub(crate) fn backend_of(name: &str) -> Option<Backend> {
-    [Backend::Std, Backend::Shuttle, Backend::Loom]
-        .into_iter()
-        .find(|b| backend_name(*b) == name)
 }
 
 impl Counterexample {

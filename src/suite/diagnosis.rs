@@ -8,13 +8,13 @@
 //!
 //! The suite knows no designs itself: the caller passes the [`Suspect`]s (the harness passes
 //! the catalog's wrong designs), so that the suite depends on nothing above it.
-use serde::Serialize;
-
 use crate::model::Outcome;
 use crate::{Mistake, Requirement};
 
-use super::behaviour::{consistent, departs_on, Build};
+use super::behaviour::{consistent, departs_on};
+use super::subject::Build;
 
+use super::failure::Lookalike;
 use super::{Failure, Replay};
 
 /// A known wrong design a failing trace is compared against.
@@ -39,15 +39,6 @@ impl std::fmt::Debug for Suspect {
             .field("mistake", &self.mistake)
             .finish_non_exhaustive()
     }
-}
-
-/// A suspect that reproduced a failing trace: its name and the mistake it makes.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Lookalike {
-    /// The wrong design's name.
-    pub design: String,
-    /// The seed mistake it makes.
-    pub mistake: Mistake,
 }
 
 /// The suspects that return exactly the outcomes `replay` recorded, in the order given.

@@ -59,7 +59,7 @@ pub fn seed_bytes() -> [u8; 32] {
 
 /// [`TIMEOUT`].
 pub fn timeout() -> std::time::Duration {
-    let default = if super::schedule::Backend::current().is_controlled() {
+    let default = if super::backend::Backend::current().is_controlled() {
         60
     } else {
         10
@@ -69,7 +69,7 @@ pub fn timeout() -> std::time::Duration {
 
 /// [`BUDGET`].
 pub fn budget() -> std::time::Duration {
-    let default = if super::schedule::Backend::current().is_controlled() {
+    let default = if super::backend::Backend::current().is_controlled() {
         60
     } else {
         10

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::linearizability;
 /// One call of an [`Execution`]'s history (what [`judge`] judges).
 pub use super::linearizability::Event;
-use super::probe::{guarded, panic_message};
+use super::panics::{guarded, panic_message};
 use super::{Failure, Probe};
 use crate::model::{Model, Op};
 use crate::sync::atomic::{AtomicU64, Ordering};

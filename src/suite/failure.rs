@@ -5,7 +5,6 @@ use serde::Serialize;
 use crate::model::{Op, Outcome};
 use crate::{Policy, Snapshot};
 
-use super::diagnosis::Lookalike;
 use super::Mistake;
 
 /// One row of a failing trace: what was called, what the specification returns, what the
@@ -292,6 +291,15 @@ pub(crate) fn wrapped(text: &str, width: usize, indent: &str) -> String {
     let prefix = if lines.is_empty() { "" } else { indent };
     lines.push(format!("{prefix}{line}"));
     lines.join("\n")
+}
+
+/// A suspect that reproduced a failing trace: its name and the mistake it makes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Lookalike {
+    /// The wrong design's name.
+    pub design: String,
+    /// The seed mistake it makes.
+    pub mistake: Mistake,
 }
 
 #[cfg(test)]

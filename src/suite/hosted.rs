@@ -18,8 +18,8 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
 
-use super::probe::guarded;
-use super::schedule::in_execution;
+use super::host::in_execution;
+use super::panics::{guarded, panic_message};
 use crate::{Decision, LimitError, Limiter, Policy, Snapshot};
 
 /// One call for the hosted instance, answering on a channel of its own.
@@ -61,7 +61,7 @@ impl<L: Limiter> Hosted<L> {
             .take();
         match host.map(JoinHandle::join) {
             Some(Ok(why)) => why,
-            Some(Err(payload)) => super::probe::panic_message(payload.as_ref()),
+            Some(Err(payload)) => panic_message(payload.as_ref()),
             None => "the design's execution has ended".to_string(),
         }
     }

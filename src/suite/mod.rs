@@ -37,6 +37,7 @@
 //! Every knob is an environment variable, named in [`env`](mod@env): cases, seed, per-check timeout,
 //! concurrency rounds, and the directory for graded reports.
 mod arithmetic;
+pub mod backend;
 mod behaviour;
 mod budget;
 mod card;
@@ -49,6 +50,7 @@ pub mod env;
 pub mod explore;
 mod failure;
 pub mod generate;
+mod host;
 // Only loom builds use it; its tests run in every mode.
 #[cfg_attr(not(loom), allow(dead_code))]
 mod hosted;
@@ -57,6 +59,7 @@ mod lesson_fixtures;
 pub mod level;
 pub mod linearizability;
 mod minimal;
+mod panics;
 mod probe;
 mod properties;
 mod quiet_panics;
@@ -78,10 +81,10 @@ mod watch;
 pub use crate::{Invariant, Mistake, Requirement};
 pub use budget::Coverage;
 pub use check::{find, CheckInfo, Kind, CHECKS};
-pub use diagnosis::{resembling, Lookalike, Suspect};
-pub use failure::{Failure, Replay, TraceRow};
+pub use diagnosis::{resembling, Suspect};
+pub use failure::{Failure, Lookalike, Replay, TraceRow};
 pub use probe::Probe;
-pub use report::{cargo_in_mode, cargo_in_this_mode, collect, rerun, write_reports, Report};
+pub use report::{cargo_in_this_mode, collect, rerun, write_reports, Report};
 pub use runner::{run_check, run_check_within, CheckResult, Status};
 pub use subject::Subject;
 

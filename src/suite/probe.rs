@@ -2,29 +2,12 @@
 //! and to the specification, and both answers, the black-box invariants and (for designs
 //! with a [`Snapshot`]) the white-box ones are compared after every step.
 use super::subject::Subject;
-use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::model::{Model, Op, Outcome};
 use crate::{Decision, LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
+use super::panics::guarded;
 use super::{Failure, Mistake, Replay, TraceRow};
-
-/// Runs `f`, turning a panic into its message.
-pub(crate) fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
-    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(payload.as_ref()))
-}
-
-/// The message a panic carried.
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "a panic with a non-text payload".to_string()
-    }
-}
 
 /// Builds a design, reporting an error or a panic as a failure.
 pub(crate) fn build(

@@ -7,15 +7,30 @@
 //! seed's twenty contenders become three at capacity two there; shuttle runs the twenty.
 use super::subject::Subject;
 use crate::model::Op;
-use crate::Decision;
+use crate::{Decision, Policy};
 
-use super::concurrency::{allow, policy};
+use super::backend::Backend;
 use super::env;
 use super::explore::{Execution, Scenario};
-use super::schedule::{explore, Backend};
+use super::schedule::explore;
 use super::Failure;
 
 const SECOND: u64 = 1_000_000_000;
+
+/// An `allow` call, for the scenarios of this module and of `concurrency`.
+pub(crate) fn allow(key: &str, cost: u64, now: u64) -> Op {
+    Op::Allow {
+        key: key.to_string(),
+        cost,
+        now,
+    }
+}
+
+/// A policy the check itself chose; an invalid one is reported as the check's fault.
+pub(crate) fn policy(version: u64, capacity: u64, rate: u64) -> Result<Policy, Failure> {
+    Policy::new(version, capacity, rate)
+        .map_err(|e| Failure::new(format!("the check itself is misconfigured: {e}")))
+}
 
 fn allowed(e: &crate::explore::Execution, thread: usize) -> usize {
     e.history

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use super::backend::Backend;
 use super::runner::{CheckResult, Status};
 use super::test_code::test_code;
 use super::{CheckInfo, CHECKS};
@@ -80,7 +81,7 @@ impl Report {
     /// (grading a catalogued design with its own entry left out).
     pub fn diagnosis_without(&self, left_out: &[&str]) -> Option<super::Mistake> {
         use super::check::Kind;
-        use super::diagnosis::Lookalike;
+        use super::failure::Lookalike;
         use super::Mistake;
         let mut designs: Option<Vec<&Lookalike>> = None;
         let mut direct: Vec<Mistake> = Vec::new();
@@ -308,27 +309,9 @@ pub fn rerun(test_name: &str) -> String {
     format!("{} -- --exact {test_name}", cargo_in_this_mode("test"))
 }
 
-/// `cargo <subcommand>` with what the mode this crate is built in needs: nothing for std;
-/// `--release --features shuttle` for shuttle; the loom cfg and its own target directory for
-/// loom.
+/// `cargo <subcommand>` as this crate's mode needs it (see [`Backend::cargo`]).
 pub fn cargo_in_this_mode(subcommand: &str) -> String {
-    cargo_in_mode(super::schedule::Backend::current(), subcommand)
-}
-
-/// `cargo <subcommand>` with what a build in `backend`'s mode needs (see
-/// [`cargo_in_this_mode`]).
-pub fn cargo_in_mode(backend: super::schedule::Backend, subcommand: &str) -> String {
-    match backend {
-        super::schedule::Backend::Std => format!("cargo {subcommand}"),
-        super::schedule::Backend::Shuttle => {
-            format!(
-                "CARGO_TARGET_DIR=target-shuttle cargo {subcommand} --release --features shuttle"
-            )
-        }
-        super::schedule::Backend::Loom => format!(
-            "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR=target-loom cargo {subcommand} --release"
-        ),
-    }
+    Backend::current().cargo(subcommand)
 }
 
 /// Results of the checks that ran so far in this process (the tests of one test binary),

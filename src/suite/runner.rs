@@ -9,11 +9,13 @@ use serde::Serialize;
 
 use crate::Limiter;
 
+use super::backend::Backend;
 use super::check::{dispatch, find, CheckInfo, Kind};
 use super::counterexample::Counterexample;
 use super::diagnosis::{diagnose, Suspect};
-use super::probe::guarded;
-use super::schedule::{in_execution, replay_subject, set_current_check, Backend};
+use super::host::in_execution;
+use super::panics::guarded;
+use super::schedule::{replay_subject, set_current_check};
 use super::{env, Failure};
 
 /// How a check ended.

@@ -4,7 +4,8 @@
 use super::subject::Subject;
 use crate::{LimitError, Policy, MAX_QUANTITY};
 
-use super::probe::{build, expect_new_error, guarded, Probe};
+use super::panics::guarded;
+use super::probe::{build, expect_new_error, Probe};
 use super::Failure;
 
 /// A policy known valid at compile time.

@@ -7,8 +7,20 @@
 //! sixty designs, or a learner's crate that grades one, compiles the suite once rather than
 //! once per design; a call through the trait object costs one indirect jump, nothing beside
 //! what a check does around it.
-use super::behaviour::{boxed, Build};
 use crate::{LimitError, Limiter, Policy};
+
+/// Builds a fresh instance of a design, as [`Suspect::build`](super::diagnosis::Suspect).
+pub type Build = fn(Policy, usize) -> Result<Box<dyn Limiter>, LimitError>;
+
+/// [`Build`] for a design type.
+pub(crate) fn boxed<L: Limiter>(
+    policy: Policy,
+    max_keys: usize,
+) -> Result<Box<dyn Limiter>, LimitError> {
+    // Every instance the suite builds is watched: a call that never returns is named, and a
+    // panic in its `Drop` is a failure of the check, not the end of the process.
+    super::watch::Watched::<L>::new(policy, max_keys).map(|l| Box::new(l) as Box<dyn Limiter>)
+}
 
 /// The design under test, as the checks see it: a way to build fresh instances.
 #[derive(Clone, Copy)]

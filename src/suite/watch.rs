@@ -292,7 +292,7 @@ impl<L: Limiter> Drop for Watched<L> {
         };
         let _call = enter(|| Call::Drop);
         if let Err(payload) = catch_unwind(AssertUnwindSafe(move || drop(inner))) {
-            let why = super::probe::panic_message(payload.as_ref());
+            let why = super::panics::panic_message(payload.as_ref());
             // Outside a check (a diagnosis replaying the design) nobody would take it.
             if group() != 0 {
                 lock(&DROP_PANICS).push((group(), why));

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::catalog::{self, DESIGNS};
+use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::counterexample::Counterexample;
 use ratelimit_lab::suite::env;
-use ratelimit_lab::suite::schedule::Backend;
 
 use super::{fail, print_out, EXIT_FAILURE, EXIT_USAGE};
 

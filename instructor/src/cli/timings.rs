@@ -10,7 +10,7 @@
 //!   its grade until the first failing check (in suite order) had its counterexample.
 use std::time::Duration;
 
-use ratelimit_lab::suite::schedule::Backend;
+use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::{env, Kind, Report};
 
 use super::table;
