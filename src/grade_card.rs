@@ -14,7 +14,10 @@
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use crate::suite::{env, run_check, Report, CHECKS};
+use crate::suite::checks::table::CHECKS;
+use crate::suite::core::env;
+use crate::suite::report::results::Report;
+use crate::suite::run::runner::run_check;
 use crate::Limiter;
 
 /// Grades `L` with every check of the suite and prints its card on standard output. While

@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 pub(crate) use ratelimit_lab_catalog::mistakes;
 pub(crate) use ratelimit_lab_catalog::{find, Verdict};
 
-use crate::suite::Suspect;
+use crate::suite::diagnose::suspects::Suspect;
 use crate::{Mistake, Requirement};
 
 /// The wrong designs, as the suite's diagnosis compares failing traces against them, in

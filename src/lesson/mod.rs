@@ -801,7 +801,7 @@ fn check_step(
     let reference_snapshot = reference.snapshot();
     if !reference_snapshot
         .as_ref()
-        .is_some_and(|r| crate::suite::same_state::same(r, &snapshot))
+        .is_some_and(|r| crate::suite::oracle::same_state::same(r, &snapshot))
     {
         return Err(Box::new(CheckFailure::State {
             step: number,

@@ -36,57 +36,51 @@
 //!
 //! Every knob is an environment variable, named in [`env`](mod@env): cases, seed, per-check timeout,
 //! concurrency rounds, and the directory for graded reports.
-mod arithmetic;
-pub mod backend;
-mod behaviour;
-mod budget;
-mod card;
-mod check;
-pub mod classroom;
-mod concurrency;
-pub mod counterexample;
-mod diagnosis;
-pub mod env;
-pub mod explore;
-mod failure;
-pub mod generate;
-mod host;
-// Only loom builds use it; its tests run in every mode.
-#[cfg_attr(not(loom), allow(dead_code))]
-mod hosted;
-pub mod junit;
-mod lesson_fixtures;
-pub mod level;
-pub mod linearizability;
-mod minimal;
-mod panics;
-mod probe;
-mod properties;
-mod quiet_panics;
-mod race_kind;
-mod races;
-#[cfg(all(feature = "shuttle", not(loom)))]
-mod replay_guard;
-mod report;
-mod runner;
-pub mod running;
-pub(crate) mod same_state;
-mod scenarios;
-pub mod schedule;
-pub mod subject;
-mod test_code;
-pub mod unfinished;
-mod watch;
+//!
+//! # Layers
+//!
+//! Each folder is a layer that imports only the layers before it in this list, and no two
+//! of its files import each other (`tests/layers.rs` keeps it so):
+//!
+//! | layer | job |
+//! |---|---|
+//! | `core` | backend, knobs, budget, failures, generator, panics, the watch on calls |
+//! | `host` | the backends' runtime, hosted instances, the design under test |
+//! | `oracle` | the differential probe, linearizability, state equivalence, trace shrinking |
+//! | `search` | concurrent scenarios, the backends' searches, counterexamples |
+//! | `checks` | the check table and the checks |
+//! | `diagnose` | suspects and the consistency battery |
+//! | `run` | one check in isolation |
+//! | `report` | reports for people and platforms, the card |
+//!
+//! This file, above them all, holds the entry points ([`grade`], [`explore_concurrency`]).
+pub(crate) mod checks;
+pub(crate) mod core;
+pub(crate) mod diagnose;
+pub(crate) mod host;
+pub(crate) mod oracle;
+pub(crate) mod report;
+pub(crate) mod run;
+pub(crate) mod search;
 
+pub use self::core::{backend, env, generate, level};
+pub use host::subject;
+pub use oracle::linearizability;
+pub use report::{classroom, junit, unfinished};
+pub use run::running;
+pub use search::counterexample;
+pub use search::explorer as schedule;
+pub use search::scenario as explore;
+
+pub use self::core::budget::Coverage;
+pub use self::core::failure::{Failure, Lookalike, Replay, TraceRow};
 pub use crate::{Invariant, Mistake, Requirement};
-pub use budget::Coverage;
-pub use check::{find, CheckInfo, Kind, CHECKS};
-pub use diagnosis::{resembling, Suspect};
-pub use failure::{Failure, Lookalike, Replay, TraceRow};
-pub use probe::Probe;
-pub use report::{cargo_in_this_mode, collect, rerun, write_reports, Report};
-pub use runner::{run_check, run_check_within, CheckResult, Status};
-pub use subject::Subject;
+pub use checks::table::{find, CheckInfo, Kind, CHECKS};
+pub use diagnose::suspects::{resembling, Suspect};
+pub use host::subject::Subject;
+pub use oracle::probe::Probe;
+pub use report::results::{cargo_in_this_mode, collect, rerun, write_reports, Report};
+pub use run::runner::{run_check, run_check_within, CheckResult, Status};
 
 use crate::Limiter;
 
@@ -113,7 +107,7 @@ pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
             .map(|c| {
                 (
                     c.name.to_string(),
-                    runner::run_subject(subject, c.name, env::timeout(), suspects),
+                    run::runner::run_subject(subject, c.name, env::timeout(), suspects),
                 )
             })
             .collect(),
@@ -144,7 +138,7 @@ pub fn grade_subject(subject: Subject, suspects: &[Suspect]) -> Report {
             .map(|c| {
                 (
                     c.name.to_string(),
-                    runner::run_subject(subject, c.name, env::timeout(), suspects),
+                    run::runner::run_subject(subject, c.name, env::timeout(), suspects),
                 )
             })
             .collect(),

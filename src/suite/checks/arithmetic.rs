@@ -1,0 +1,299 @@
+//! quickcheck properties of the refill arithmetic, each derived from first principles rather
+//! than from the specification's code:
+//!
+//! - a rejected call in between changes no later outcome (one long refill equals two short
+//!   ones, until the cap);
+//! - the retry estimate is tight: at `now + retry` the same request passes with no
+//!   competitor, at `now + retry − 1` it does not;
+//! - `whole_tokens` is the floor of the balance `min(cap·10⁹, (cap − spent)·10⁹ + t·rate)`.
+//!
+//! Each property drives fresh designs (a call changes state, so every alternative history gets
+//! its own limiter). Inputs are seeded by [`env::SEED`](crate::suite::core::env::SEED).
+use crate::suite::host::subject::Subject;
+use std::cell::{Cell, RefCell};
+
+use quickcheck::{Gen, QuickCheck, TestResult};
+
+use crate::{Decision, Limiter, Policy, MAX_QUANTITY, UNITS_PER_TOKEN};
+
+use crate::suite::core::env;
+use crate::suite::core::failure::Failure;
+use crate::suite::core::failure::TraceRow;
+use crate::suite::core::panics::guarded;
+use crate::suite::oracle::probe::build;
+
+const S: u64 = 1_000_000_000;
+
+thread_local! {
+    /// The last failing input's report: after shrinking, the minimal one.
+    static LAST_FAILURE: RefCell<Option<Failure>> = const { RefCell::new(None) };
+    /// The design the running property builds (quickcheck takes plain functions, which
+    /// capture nothing; it runs them on the calling thread).
+    static SUBJECT: Cell<Option<Subject>> = const { Cell::new(None) };
+}
+
+/// The design of the property running on this thread.
+fn subject() -> Result<Subject, Failure> {
+    SUBJECT
+        .with(Cell::get)
+        .ok_or_else(|| Failure::new("the property ran with no design to build"))
+}
+
+type Raw = (u64, u64, u64, u64, u64);
+
+/// A case: a policy, a first spend at t = 0, a time `t` and a cost asked for at `t`.
+#[derive(Clone, Copy, Debug)]
+struct Input {
+    capacity: u64,
+    rate: u64,
+    spent: u64,
+    t: u64,
+    cost: u64,
+}
+
+impl Input {
+    fn from_raw((a, b, c, d, e): Raw) -> Input {
+        let capacity = match a % 16 {
+            15 => MAX_QUANTITY - (a / 16) % 2,
+            _ => 1 + (a / 16) % 20,
+        };
+        let rate = match b % 8 {
+            7 => [MAX_QUANTITY, S, 999_999_999][((b / 8) % 3) as usize],
+            _ => 1 + (b / 8) % 12,
+        };
+        let t = match d % 8 {
+            7 => d,
+            _ => (d / 8) % (4 * S),
+        };
+        Input {
+            capacity,
+            rate,
+            spent: 1 + c % capacity,
+            t,
+            cost: 1 + e % capacity,
+        }
+    }
+
+    fn policy(&self) -> Option<Policy> {
+        Policy::new(1, self.capacity, self.rate).ok()
+    }
+}
+
+/// One call on a fresh design, with its trace row.
+struct Run {
+    design: Box<dyn Limiter>,
+    rows: Vec<TraceRow>,
+}
+
+impl Run {
+    fn new(subject: Subject, policy: Policy) -> Result<Self, Failure> {
+        Ok(Run {
+            design: build(subject, policy, 4)?,
+            rows: Vec::new(),
+        })
+    }
+
+    fn allow(&mut self, cost: u64, now: u64, expected: &str) -> Result<Decision, Failure> {
+        let got = guarded(|| self.design.allow("k", cost, now));
+        let step = self.rows.len() + 1;
+        let shown = match &got {
+            Ok(Ok(d)) => crate::model::Outcome::Decision(*d).to_string(),
+            Ok(Err(e)) => format!("error: {e}"),
+            Err(msg) => format!("panicked: {msg}"),
+        };
+        self.rows.push(TraceRow {
+            step,
+            action: format!("allow(\"k\", cost {cost}, at {now} ns)"),
+            expected: expected.to_string(),
+            got: shown,
+        });
+        match got {
+            Ok(Ok(d)) => Ok(d),
+            Ok(Err(e)) => Err(Failure::new(format!(
+                "allow(\"k\", cost {cost}, at {now} ns) failed: {e}"
+            ))
+            .with_property_trace(self.rows.clone())),
+            Err(msg) => Err(Failure::new(format!(
+                "allow(\"k\", cost {cost}, at {now} ns) panicked: {msg}"
+            ))
+            .with_property_trace(self.rows.clone())
+            .as_panic()),
+        }
+    }
+}
+
+fn record(failure: Failure) -> TestResult {
+    LAST_FAILURE.with(|slot| *slot.borrow_mut() = Some(failure));
+    TestResult::failed()
+}
+
+fn verdict(r: Result<TestResult, Failure>) -> TestResult {
+    r.unwrap_or_else(record)
+}
+
+fn two_steps(raw: Raw, mid: u64) -> TestResult {
+    let input = Input::from_raw(raw);
+    let Some(policy) = input.policy() else {
+        return TestResult::discard();
+    };
+    let mid = mid % input.t.max(1);
+    verdict((|| {
+        let subject = subject()?;
+        let mut long = Run::new(subject, policy)?;
+        long.allow(input.spent, 0, "allowed (a new key starts full)")?;
+        let one = long.allow(input.cost, input.t, "(the same as below)")?;
+        let mut split = Run::new(subject, policy)?;
+        split.allow(input.spent, 0, "allowed (a new key starts full)")?;
+        let probe = split.allow(input.capacity, mid, "rejected unless full (a probe)")?;
+        if probe.allowed {
+            return Ok(TestResult::discard());
+        }
+        let two = split.allow(
+            input.cost,
+            input.t,
+            &crate::model::Outcome::Decision(one).to_string(),
+        )?;
+        if one != two {
+            return Err(Failure::new(format!(
+                "with {policy:?}: after spending {} at 0, asking {} at {} ns gave \"{}\" directly but \"{}\" after a rejected probe at {mid} ns: a rejection lost or added credit",
+                input.spent,
+                input.cost,
+                input.t,
+                crate::model::Outcome::Decision(one),
+                crate::model::Outcome::Decision(two)
+            ))
+            .with_property_trace(split.rows));
+        }
+        Ok(TestResult::passed())
+    })())
+}
+
+fn retry_tight(raw: Raw) -> TestResult {
+    let input = Input::from_raw(raw);
+    let Some(policy) = input.policy() else {
+        return TestResult::discard();
+    };
+    verdict((|| {
+        let subject = subject()?;
+        let prefix = |run: &mut Run| -> Result<Decision, Failure> {
+            run.allow(input.spent, 0, "allowed (a new key starts full)")?;
+            run.allow(input.cost, input.t, "rejected with a retry estimate")
+        };
+        let mut first = Run::new(subject, policy)?;
+        let d = prefix(&mut first)?;
+        if d.allowed || d.retry_after_nanos >= MAX_QUANTITY {
+            return Ok(TestResult::discard());
+        }
+        if d.retry_after_nanos == 0 {
+            return Err(Failure::new(format!(
+                "a rejection at {} ns reported retry_after_nanos 0: the same request would still fail then",
+                input.t
+            ))
+            .with_property_trace(first.rows));
+        }
+        let Some(at) = input.t.checked_add(d.retry_after_nanos) else {
+            return Ok(TestResult::discard());
+        };
+        let mut on_time = Run::new(subject, policy)?;
+        prefix(&mut on_time)?;
+        let passed = on_time.allow(input.cost, at, "allowed: the estimate has elapsed")?;
+        if !passed.allowed {
+            return Err(Failure::new(format!(
+                "retry_after_nanos {} is too early: asking again at {at} ns was still rejected",
+                d.retry_after_nanos
+            ))
+            .with_property_trace(on_time.rows));
+        }
+        let mut early = Run::new(subject, policy)?;
+        prefix(&mut early)?;
+        let before = early.allow(input.cost, at - 1, "rejected: one nanosecond short")?;
+        if before.allowed {
+            return Err(Failure::new(format!(
+                "retry_after_nanos {} is too late: asking again one nanosecond earlier, at {} ns, already passed",
+                d.retry_after_nanos,
+                at - 1
+            ))
+            .with_property_trace(early.rows));
+        }
+        Ok(TestResult::passed())
+    })())
+}
+
+fn whole_tokens(raw: Raw) -> TestResult {
+    let input = Input::from_raw(raw);
+    let Some(policy) = input.policy() else {
+        return TestResult::discard();
+    };
+    let unit = u128::from(UNITS_PER_TOKEN);
+    let ceiling = u128::from(input.capacity) * unit;
+    let left = u128::from(input.capacity - input.spent) * unit;
+    let balance = (left + u128::from(input.t) * u128::from(input.rate)).min(ceiling);
+    let need = u128::from(input.cost) * unit;
+    let allowed = balance >= need;
+    let after = if allowed { balance - need } else { balance };
+    let whole = u64::try_from(after / unit).unwrap_or(u64::MAX);
+    verdict((|| {
+        let subject = subject()?;
+        let mut run = Run::new(subject, policy)?;
+        run.allow(input.spent, 0, "allowed (a new key starts full)")?;
+        let expected = format!(
+            "{}, {whole} tokens left (balance {after} units)",
+            if allowed { "allowed" } else { "rejected" }
+        );
+        let d = run.allow(input.cost, input.t, &expected)?;
+        if d.allowed != allowed || d.whole_tokens != whole {
+            return Err(Failure::new(format!(
+                "with {policy:?}: the balance at {} ns is {balance} units, so asking {} is {} with floor({after} / 10⁹) = {whole} whole tokens left; the design said allowed={} with {} whole tokens",
+                input.t,
+                input.cost,
+                if allowed { "allowed" } else { "rejected" },
+                d.allowed,
+                d.whole_tokens
+            ))
+            .with_property_trace(run.rows));
+        }
+        Ok(TestResult::passed())
+    })())
+}
+
+/// Runs `property` on [`env::cases`](crate::suite::core::env::cases) generated inputs (drawing up to 20
+/// times as many, since a property discards inputs its premise does not cover) and fails
+/// unless at least half of the requested cases actually ran: a design that makes the premise
+/// unreachable (every rejection answering `MAX_QUANTITY`, say) must not pass on zero cases.
+fn check<A: quickcheck::Testable>(subject: Subject, property: A) -> Result<(), Failure> {
+    LAST_FAILURE.with(|slot| slot.borrow_mut().take());
+    SUBJECT.with(|slot| slot.set(Some(subject)));
+    let tests = u64::from(env::cases());
+    let required = tests.div_ceil(2);
+    let mut qc = QuickCheck::new()
+        .tests(tests)
+        .max_tests(tests * 20)
+        .rng(Gen::from_size_and_seed(100, env::seed()));
+    match qc.quicktest(property) {
+        Ok(ran) if ran >= required => Ok(()),
+        Ok(ran) => Err(Failure::new(format!(
+            "only {ran} of the {tests} generated cases reached what the property checks (at least {required} must): \
+             on the other {} inputs tried, the design's answers left nothing to check \
+             (for example every rejection saturating its retry estimate, or every probe admitted)",
+            tests * 20 - ran
+        ))),
+        Err(result) => Err(LAST_FAILURE
+            .with(|slot| slot.borrow_mut().take())
+            .unwrap_or_else(|| Failure::new(format!("the property failed: {result:?}")))),
+    }
+}
+
+/// `r1_refill_in_two_steps_equals_one`.
+pub(crate) fn r1_refill_in_two_steps_equals_one(subject: Subject) -> Result<(), Failure> {
+    check(subject, two_steps as fn(Raw, u64) -> TestResult)
+}
+
+/// `r1_retry_after_is_tight`.
+pub(crate) fn r1_retry_after_is_tight(subject: Subject) -> Result<(), Failure> {
+    check(subject, retry_tight as fn(Raw) -> TestResult)
+}
+
+/// `r1_whole_tokens_floor_the_balance`.
+pub(crate) fn r1_whole_tokens_floor_the_balance(subject: Subject) -> Result<(), Failure> {
+    check(subject, whole_tokens as fn(Raw) -> TestResult)
+}

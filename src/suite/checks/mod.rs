@@ -1,0 +1,11 @@
+//! The checks: the table of every check with what it guards ([`table`](table::CHECKS)), and the checks themselves by kind (the seed's scenarios, arithmetic, properties, lesson fixtures, concurrency and its races).
+//!
+//! Imports `core`, `host`, `oracle` and `search`.
+
+pub(crate) mod arithmetic;
+pub(crate) mod concurrency;
+pub(crate) mod lesson_fixtures;
+pub(crate) mod properties;
+pub(crate) mod races;
+pub(crate) mod scenarios;
+pub(crate) mod table;

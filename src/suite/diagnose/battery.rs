@@ -1,0 +1,388 @@
+//! Counter-evidence for a diagnosis: a fixed battery of short sequential traces, one per
+//! place the lesson's mistakes show (the trace table, a second boundary, the retry ceiling,
+//! eviction, cutover up and down, stale time, errors, the key bound, versions, extremes, key
+//! validation), run on a design, on a catalogued wrong design and on the specification.
+//!
+//! A catalogued design that reproduces a learner's failing trace is a lookalike only if it is
+//! *consistent* with the learner's design on the battery: wherever either departs from the
+//! specification, both return (and store) exactly the same. A mistake that would show on a
+//! probe where the learner's design is right is not the learner's mistake, however well it
+//! mimics one failing trace (an eviction that drops idle buckets can return what a fixed
+//! window returns on an eviction trace, but the fixed window also fails the trace table,
+//! which that eviction passes); and a design that explains one departure of the learner's
+//! but not another explains only part of what is wrong. Either way the diagnosis says less
+//! rather than something false.
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::model::{ModelLimiter, Op, Outcome};
+use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
+
+use crate::suite::host::subject::Build;
+use crate::suite::oracle::same_state::balances;
+
+/// One probe: a limiter's policy and key bound, and the calls made on it in order.
+struct Probe {
+    policy: Policy,
+    max_keys: usize,
+    ops: Vec<Op>,
+}
+
+const MS: u64 = 1_000_000;
+const SECOND: u64 = 1_000_000_000;
+
+fn allow(key: &str, cost: u64, now: u64) -> Op {
+    Op::Allow {
+        key: key.to_owned(),
+        cost,
+        now,
+    }
+}
+
+fn replace(version: u64, capacity: u64, rate: u64, expected_version: u64, now: u64) -> Op {
+    match Policy::new(version, capacity, rate) {
+        Ok(next) => Op::ReplacePolicy {
+            next,
+            expected_version,
+            now,
+        },
+        // Every policy below is valid; an invalid one would only make the probe shorter.
+        Err(_) => Op::KeyCount,
+    }
+}
+
+/// A probe of a limiter built with version 1 of `capacity` and `rate` (every probe's policy
+/// is valid; an invalid one would only drop the probe).
+fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Option<Probe> {
+    Some(Probe {
+        policy: Policy::new(1, capacity, rate).ok()?,
+        max_keys,
+        ops,
+    })
+}
+
+/// The battery, each probe a few calls long.
+fn battery() -> Vec<Probe> {
+    [
+        // The seed's trace table, continued: fractional credit kept across a refusal.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 10, 0),
+                allow("k", 1, 0),
+                allow("k", 1, 250 * MS),
+                allow("k", 1, 500 * MS),
+                allow("k", 1, 750 * MS),
+                allow("k", 2, 1_750 * MS),
+            ],
+        ),
+        // A second boundary: no fresh budget at 1 s, and a whole bucket once, not twice.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 10, SECOND - 1),
+                allow("k", 10, SECOND),
+                allow("k", 1, 1_250 * MS),
+                allow("j", 10, 2 * SECOND),
+                allow("j", 10, 2 * SECOND),
+            ],
+        ),
+        // The retry ceiling: capacity 1, rate 3.
+        probe(
+            1,
+            3,
+            8,
+            vec![
+                allow("k", 1, 0),
+                allow("k", 1, 0),
+                allow("k", 1, 333_333_333),
+                allow("k", 1, 333_333_334),
+            ],
+        ),
+        // Eviction: a spent bucket stays, a full one goes, a refilled one goes.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 10, 0),
+                allow("j", 1, 0),
+                Op::EvictFull { now: SECOND },
+                Op::KeyCount,
+                allow("k", 10, SECOND),
+                Op::EvictFull { now: 10 * SECOND },
+                Op::KeyCount,
+                allow("k", 10, 10 * SECOND),
+            ],
+        ),
+        // The worked cutover: capacity and rate doubled at 0.5 s.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 10, 0),
+                replace(2, 20, 4, 1, 500 * MS),
+                allow("k", 1, 500 * MS),
+                allow("k", 1, 750 * MS),
+                allow("k", 20, 750 * MS),
+                allow("n", 20, 750 * MS),
+            ],
+        ),
+        // A cutover down clamps; a later one up does not top up after a long idle time.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 1, 0),
+                replace(2, 5, 2, 1, 0),
+                allow("k", 5, 0),
+                allow("k", 1, 0),
+                replace(3, 100, 1, 2, 60 * SECOND),
+                allow("k", 100, 60 * SECOND),
+                allow("k", 5, 60 * SECOND),
+            ],
+        ),
+        // Time: a call earlier than one already served is refused and changes nothing.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 10, SECOND),
+                allow("k", 1, 0),
+                allow("k", 2, SECOND),
+                allow("k", 1, SECOND),
+            ],
+        ),
+        // Errors win in order and change nothing.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("k", 1, 10),
+                allow("k", 0, 5),
+                allow("k", 11, 5),
+                allow("k", 0, 20),
+                allow("k", 9, 10),
+                allow("k", 1, 10),
+            ],
+        ),
+        // The key bound: a second key is refused until eviction makes room.
+        probe(
+            10,
+            2,
+            1,
+            vec![
+                allow("a", 1, 0),
+                allow("b", 1, 0),
+                Op::KeyCount,
+                allow("a", 10, SECOND),
+                Op::EvictFull { now: 10 * SECOND },
+                allow("b", 10, 10 * SECOND),
+                Op::KeyCount,
+            ],
+        ),
+        // Versions: a stale administrator cannot overwrite a newer policy.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                replace(2, 10, 2, 1, 0),
+                replace(3, 10, 2, 1, 0),
+                replace(2, 10, 2, 2, 0),
+                replace(3, 4, 1, 2, 0),
+                allow("k", 5, 0),
+            ],
+        ),
+        // Extremes: the largest capacity and times, where unchecked units overflow.
+        probe(
+            MAX_QUANTITY,
+            1,
+            8,
+            vec![
+                allow("k", MAX_QUANTITY, 0),
+                allow("k", MAX_QUANTITY, u64::MAX - 1),
+                allow("k", 1, u64::MAX - 1),
+            ],
+        ),
+        // Keys: blank ones are refused, by the seed's notion of blank.
+        probe(
+            10,
+            2,
+            8,
+            vec![
+                allow("", 1, 0),
+                allow(" \t", 1, 0),
+                allow("\u{1f}", 1, 0),
+                allow("\u{a0}", 1, 0),
+                Op::KeyCount,
+            ],
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// What a design did on one probe: its outcomes, and its balances at the end when it
+/// reports a snapshot. `None` when it could not be built or panicked: no evidence.
+type Behaviour = Option<(Vec<Outcome>, Option<Vec<(String, u128)>>)>;
+
+/// How balances are read from a snapshot.
+#[derive(Clone, Copy)]
+enum Read {
+    /// Refilled to the snapshot's time and clamped to its capacity: what a design would
+    /// admit, whatever it stores.
+    Clamped,
+    /// Refilled but not clamped: a balance above the capacity shows (invariant I1).
+    Unclamped,
+}
+
+fn behave(build: Build, p: &Probe, read: Read) -> Behaviour {
+    catch_unwind(AssertUnwindSafe(|| {
+        let limiter = build(p.policy, p.max_keys).ok()?;
+        let outcomes = p.ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
+        let stored = limiter.snapshot().map(|s| match read {
+            Read::Clamped => balances(&s)
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            Read::Unclamped => s
+                .buckets
+                .iter()
+                .map(|(k, b)| {
+                    let elapsed = s.observed_nanos.saturating_sub(b.last_nanos);
+                    let rate = u128::from(s.policy.tokens_per_second());
+                    let earned = u128::from(elapsed).saturating_mul(rate);
+                    (k.clone(), b.units.saturating_add(earned))
+                })
+                .collect(),
+        });
+        Some((outcomes, stored))
+    }))
+    .ok()
+    .flatten()
+}
+
+/// Whether two behaviours differ, comparing stored balances only when both report them.
+fn differ(a: &Behaviour, b: &Behaviour) -> bool {
+    match (a, b) {
+        (Some((oa, sa)), Some((ob, sb))) => {
+            oa != ob || matches!((sa, sb), (Some(x), Some(y)) if x != y)
+        }
+        _ => false,
+    }
+}
+
+/// Whether `suspect` is consistent with `design` on the battery: on every probe where either
+/// departs from the specification, both behave exactly alike. A probe on which either
+/// panics, or cannot be built, counts as no evidence.
+pub(crate) fn consistent(suspect: Build, design: Build) -> bool {
+    battery().iter().all(|p| {
+        let spec = behave(spec, p, Read::Clamped);
+        let (theirs, mine) = (
+            behave(suspect, p, Read::Clamped),
+            behave(design, p, Read::Clamped),
+        );
+        let departs = differ(&theirs, &spec) || differ(&mine, &spec);
+        !departs || !differ(&theirs, &mine)
+    })
+}
+
+/// Whether `suspect` departs from the specification on a trace (built with `policy` and
+/// `max_keys`): in what it returns, or in what it stores at the end. A design that behaves
+/// as the specification there cannot explain a failure on it.
+pub(crate) fn departs_on(suspect: Build, policy: Policy, max_keys: usize, ops: &[Op]) -> bool {
+    let p = Probe {
+        policy,
+        max_keys,
+        ops: ops.to_vec(),
+    };
+    differ(
+        &behave(suspect, &p, Read::Unclamped),
+        &behave(spec, &p, Read::Unclamped),
+    )
+}
+
+/// [`Build`] for the specification.
+fn spec(policy: Policy, max_keys: usize) -> Result<Box<dyn Limiter>, LimitError> {
+    ModelLimiter::new(policy, max_keys).map(|m| Box::new(m) as Box<dyn Limiter>)
+}
+
+#[cfg(all(test, not(loom), not(feature = "shuttle")))]
+mod tests {
+    use super::*;
+    use crate::catalog::mistakes::{
+        FixedWindowBucket, LruEviction, NoClampOnDecrease, WholeTokenRefill,
+    };
+    use crate::reference::TokenBucket;
+    use crate::suite::host::subject::boxed;
+
+    fn policy(capacity: u64, rate: u64) -> Policy {
+        Policy::new(1, capacity, rate).expect("valid")
+    }
+
+    #[test]
+    fn every_probe_of_the_battery_is_built() {
+        assert_eq!(
+            battery().len(),
+            12,
+            "a probe with an invalid policy was dropped"
+        );
+    }
+
+    #[test]
+    fn a_design_is_consistent_with_itself_and_the_reference_with_itself() {
+        assert!(consistent(boxed::<LruEviction>, boxed::<LruEviction>));
+        assert!(consistent(boxed::<TokenBucket>, boxed::<TokenBucket>));
+    }
+
+    #[test]
+    fn a_mistake_that_shows_where_the_design_is_right_is_not_its_mistake() {
+        // The fixed window fails the trace table, which an idle eviction passes; and an idle
+        // eviction departs on the eviction probe in its own way.
+        assert!(!consistent(
+            boxed::<FixedWindowBucket>,
+            boxed::<LruEviction>
+        ));
+        assert!(!consistent(
+            boxed::<LruEviction>,
+            boxed::<FixedWindowBucket>
+        ));
+        assert!(!consistent(
+            boxed::<FixedWindowBucket>,
+            boxed::<WholeTokenRefill>
+        ));
+        // A correct design explains nothing a wrong one does, and the other way round.
+        assert!(!consistent(boxed::<TokenBucket>, boxed::<LruEviction>));
+        assert!(!consistent(boxed::<LruEviction>, boxed::<TokenBucket>));
+    }
+
+    #[test]
+    fn only_a_design_that_departs_on_a_trace_can_explain_a_failure_on_it() {
+        let trace = [allow("k", 10, 0), allow("k", 1, 0), allow("k", 1, 500 * MS)];
+        assert!(!departs_on(boxed::<TokenBucket>, policy(10, 2), 8, &trace));
+        assert!(departs_on(
+            boxed::<FixedWindowBucket>,
+            policy(10, 2),
+            8,
+            &trace
+        ));
+        // A balance stored above the capacity shows, though every outcome is right.
+        let clamp = [allow("k", 1, 0), replace(2, 5, 2, 1, 0)];
+        assert!(departs_on(
+            boxed::<NoClampOnDecrease>,
+            policy(10, 2),
+            8,
+            &clamp
+        ));
+        assert!(!departs_on(boxed::<TokenBucket>, policy(10, 2), 8, &clamp));
+    }
+}

@@ -1,0 +1,8 @@
+//! What is right: the differential probe (a design and the specification side by side), the linearizability checker, the one rule for "the same state", and the shrinking of a failing sequential trace to a minimal one.
+//!
+//! Imports `core` and `host`.
+
+pub mod linearizability;
+pub(crate) mod minimal;
+pub(crate) mod probe;
+pub(crate) mod same_state;

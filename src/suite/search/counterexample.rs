@@ -1,0 +1,137 @@
+//! A concurrency counterexample saved to a file, and its deterministic replay.
+//!
+//! When a concurrency check fails under shuttle or loom, the shrunk scenario, the backend,
+//! the search that found the failing execution and its number are written as JSON to
+//! `<temp dir>/ratelimit-lab/<check>-<hash>.json`. Setting [`REPLAY`](crate::suite::core::env::REPLAY) to
+//! that file and running the same check again, built in the same mode, explores only that
+//! scenario; the searches are seeded (shuttle) or exhaustive in a fixed order (loom), so the
+//! same execution fails again and prints the same report.
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::suite::core::failure::Failure;
+use crate::suite::oracle::linearizability::Event;
+use crate::suite::search::scenario::Scenario;
+use crate::Snapshot;
+
+/// What a replay needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counterexample {
+    /// The check that failed, e.g. `r3_eviction_never_undoes_a_spend`.
+    pub check: String,
+    /// `"shuttle"` or `"loom"`: the mode the replay must be built in.
+    pub backend: String,
+    /// The search that found the failing execution, e.g. `Random(300)`.
+    pub search: String,
+    /// The failing execution's number within that search, from 1.
+    pub execution: usize,
+    /// The (shrunk) scenario.
+    pub scenario: Scenario,
+    /// The failing execution's history: every call with its thread, outcome and logical
+    /// times (the interleaving), when it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<Event>,
+    /// The design's state at the end of that execution, when it offers one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<Snapshot>,
+    /// Why no sequential order explains that execution, as the judge wrote it.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub verdict: String,
+}
+
+impl Counterexample {
+    /// Writes it under the temporary directory (atomically: a temporary file, then a
+    /// rename) and returns the path. The name holds a hash of the content, so the same
+    /// counterexample found twice is one file.
+    ///
+    /// # Errors
+    ///
+    /// When the directory cannot be created or the file written.
+    pub fn save(&self) -> std::io::Result<PathBuf> {
+        let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        let dir = std::env::temp_dir().join("ratelimit-lab");
+        std::fs::create_dir_all(&dir)?;
+        let path = dir.join(format!(
+            "{}-{:016x}.json",
+            self.check,
+            fnv1a(json.as_bytes())
+        ));
+        let partial = dir.join(format!(
+            ".{}-{}-{:?}.partial",
+            self.check,
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&partial, json + "\n")?;
+        std::fs::rename(&partial, &path)?;
+        Ok(path)
+    }
+
+    /// Reads one back.
+    ///
+    /// # Errors
+    ///
+    /// A failure naming the file when it cannot be read or is not a counterexample.
+    pub fn load(path: &Path) -> Result<Counterexample, Failure> {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Failure::new(format!(
+                "cannot read the counterexample {}: {e}",
+                path.display()
+            ))
+        })?;
+        serde_json::from_str(&text).map_err(|e| {
+            Failure::new(format!(
+                "{} is not a counterexample file: {e}",
+                path.display()
+            ))
+        })
+    }
+}
+
+/// FNV-1a, 64 bits: a stable name for a file's content on every machine.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Op;
+    use crate::Policy;
+
+    #[test]
+    fn a_counterexample_survives_the_file_and_a_bad_file_is_a_clear_error() {
+        let c = Counterexample {
+            check: "r2_twenty_contenders_ten_pass".into(),
+            backend: "shuttle".into(),
+            search: "Random(300)".into(),
+            execution: 3,
+            scenario: Scenario {
+                policy: Policy::new(1, 10, 2).expect("a valid policy"),
+                max_keys: 4,
+                init: vec![],
+                threads: vec![vec![Op::KeyCount], vec![Op::EvictFull { now: 5 }]],
+                post: vec![Op::KeyCount],
+            },
+            history: Vec::new(),
+            snapshot: None,
+            verdict: String::new(),
+        };
+        let path = c.save().expect("saved");
+        assert_eq!(Counterexample::load(&path), Ok(c.clone()));
+        assert_eq!(c.save().expect("saved again"), path, "one file per content");
+        let bad = path.with_extension(format!("{}.bad", std::process::id()));
+        std::fs::write(&bad, "{\"check\": 1}").expect("written");
+        let err = Counterexample::load(&bad).expect_err("not a counterexample");
+        assert!(
+            err.summary.contains("is not a counterexample file"),
+            "{err:?}"
+        );
+        let missing = Counterexample::load(Path::new("/nonexistent/ratelimit-lab.json"));
+        assert!(missing.is_err());
+        let _ = std::fs::remove_file(bad);
+    }
+}

@@ -1,0 +1,205 @@
+//! Which seed race a concurrency counterexample shows, read off its shrunk scenario.
+//!
+//! A shrunk counterexample keeps only calls the failure needs, so the calls racing in it say
+//! which critical sections the design splits: `evict_full` racing a spend is the split
+//! eviction, `replace_policy` racing a spend the split cutover, spends alone on one key the
+//! double spend, more keys admitted than `max_keys` allows the key bound checked apart from
+//! the insert, and spends on different keys at different times the time check split from the
+//! observed time's publication.
+//! A check's own mistake is named only when the scenario says nothing more precise.
+use std::collections::BTreeSet;
+
+use crate::model::{Op, Outcome};
+use crate::Mistake;
+
+use crate::suite::oracle::linearizability::Event;
+use crate::suite::search::scenario::Scenario;
+
+/// The race `scenario` (a shrunk counterexample) shows, when its calls single one out;
+/// `history` is the failing execution's, when it ran to the end.
+pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
+    let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
+    if racing.iter().any(|op| matches!(op, Op::EvictFull { .. })) {
+        return Some(Mistake::SplitEviction);
+    }
+    if racing
+        .iter()
+        .any(|op| matches!(op, Op::ReplacePolicy { .. }))
+    {
+        return Some(Mistake::SplitCutover);
+    }
+    let key = |op: &&Op| match op {
+        Op::Allow { key, .. } => Some(key.clone()),
+        _ => None,
+    };
+    let racing_keys: BTreeSet<String> = racing.iter().filter_map(key).collect();
+    if racing_keys.len() == 1 {
+        return Some(Mistake::DoubleSpend);
+    }
+    let every_key: BTreeSet<String> = scenario
+        .init
+        .iter()
+        .chain(racing.iter().copied())
+        .filter_map(|op| key(&op))
+        .collect();
+    let times: BTreeSet<u64> = racing
+        .iter()
+        .filter_map(|op| match op {
+            Op::Allow { now, .. } => Some(*now),
+            _ => None,
+        })
+        .collect();
+    if every_key.len() > scenario.max_keys {
+        // More keys than the bound allows: the key bound, unless the execution shows it
+        // held (no more keys admitted than allowed, no count above the bound) and the racing
+        // calls carry different times, which then is what the design got wrong.
+        let bound_held = history.is_some_and(|h| bound_held(h, scenario.max_keys));
+        if !(bound_held && times.len() > 1) {
+            return Some(Mistake::SplitKeyBound);
+        }
+    }
+    (times.len() > 1).then_some(Mistake::SplitTimeCheck)
+}
+
+/// Whether an execution kept the key bound: no more distinct keys admitted than `max_keys`,
+/// and no key count above it.
+fn bound_held(history: &[Event], max_keys: usize) -> bool {
+    let admitted: BTreeSet<&str> = history
+        .iter()
+        .filter_map(|e| match (&e.op, &e.outcome) {
+            (Op::Allow { key, .. }, Outcome::Decision(_)) => Some(key.as_str()),
+            _ => None,
+        })
+        .collect();
+    let counted_over = history
+        .iter()
+        .any(|e| matches!(e.outcome, Outcome::KeyCount { keys } if keys > max_keys));
+    admitted.len() <= max_keys && !counted_over
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Policy;
+
+    fn allow(key: &str, now: u64) -> Op {
+        Op::Allow {
+            key: key.to_string(),
+            cost: 1,
+            now,
+        }
+    }
+
+    fn scenario(max_keys: usize, init: Vec<Op>, threads: Vec<Vec<Op>>) -> Scenario {
+        Scenario {
+            policy: Policy::new(1, 2, 1).expect("a valid policy"),
+            max_keys,
+            init,
+            threads,
+            post: vec![allow("a", 9)],
+        }
+    }
+
+    #[test]
+    fn the_racing_calls_name_the_race() {
+        let evict = Op::EvictFull { now: 1 };
+        let cutover = Op::ReplacePolicy {
+            next: Policy::new(2, 1, 1).expect("a valid policy"),
+            expected_version: 1,
+            now: 1,
+        };
+        let cases = [
+            (
+                scenario(2, vec![], vec![vec![evict.clone()], vec![allow("a", 1)]]),
+                Some(Mistake::SplitEviction),
+            ),
+            (
+                scenario(
+                    2,
+                    vec![],
+                    vec![vec![cutover], vec![allow("a", 1)], vec![evict]],
+                ),
+                Some(Mistake::SplitEviction),
+            ),
+            (
+                scenario(2, vec![], vec![vec![allow("a", 0)], vec![allow("a", 0)]]),
+                Some(Mistake::DoubleSpend),
+            ),
+            (
+                scenario(
+                    2,
+                    vec![allow("a", 0)],
+                    vec![vec![allow("b", 0)], vec![allow("c", 0)]],
+                ),
+                Some(Mistake::SplitKeyBound),
+            ),
+            (
+                scenario(2, vec![], vec![vec![allow("a", 2)], vec![allow("b", 1)]]),
+                Some(Mistake::SplitTimeCheck),
+            ),
+            (
+                scenario(2, vec![], vec![vec![allow("a", 1)], vec![allow("b", 1)]]),
+                None,
+            ),
+        ];
+        for (s, mistake) in cases {
+            assert_eq!(race_mistake(&s, None), mistake, "{s:?}");
+        }
+        let cutover_only = scenario(
+            2,
+            vec![],
+            vec![
+                vec![Op::ReplacePolicy {
+                    next: Policy::new(2, 1, 1).expect("a valid policy"),
+                    expected_version: 1,
+                    now: 1,
+                }],
+                vec![allow("a", 1)],
+            ],
+        );
+        assert_eq!(
+            race_mistake(&cutover_only, None),
+            Some(Mistake::SplitCutover)
+        );
+    }
+
+    fn event(key: &str, now: u64, outcome: Outcome) -> Event {
+        Event {
+            thread: 1,
+            op: allow(key, now),
+            outcome,
+            invoked: 0,
+            returned: 1,
+        }
+    }
+
+    #[test]
+    fn keys_beyond_the_bound_are_a_time_race_when_the_bound_held_and_times_differ() {
+        // max_keys 1: "a" at 2 s admitted, "b" at 1 s refused for the key bound where every
+        // legal order refuses it for its time (or admits it first): the time check raced.
+        let s = scenario(1, vec![], vec![vec![allow("a", 2)], vec![allow("b", 1)]]);
+        let decision = crate::Decision {
+            allowed: true,
+            whole_tokens: 1,
+            retry_after_nanos: 0,
+        };
+        let held = [
+            event("a", 2, Outcome::Decision(decision)),
+            event(
+                "b",
+                1,
+                Outcome::Error(crate::LimitError::KeyCapacityReached { max_keys: 1 }),
+            ),
+        ];
+        assert_eq!(race_mistake(&s, Some(&held)), Some(Mistake::SplitTimeCheck));
+        let broken = [
+            event("a", 2, Outcome::Decision(decision)),
+            event("b", 1, Outcome::Decision(decision)),
+        ];
+        assert_eq!(
+            race_mistake(&s, Some(&broken)),
+            Some(Mistake::SplitKeyBound)
+        );
+        assert_eq!(race_mistake(&s, None), Some(Mistake::SplitKeyBound));
+    }
+}
