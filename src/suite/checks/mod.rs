@@ -1,4 +1,6 @@
-//! The checks: the table of every check with what it guards ([`table`](table::CHECKS)), and the checks themselves by kind (the seed's scenarios, arithmetic, properties, lesson fixtures, concurrency and its races).
+//! The checks: the table of every check with what it guards ([`table`](table::CHECKS)), and the
+//! checks themselves by kind (the seed's scenarios, arithmetic, properties, lesson fixtures,
+//! concurrency: its races under every backend and its stress rounds on real threads).
 //!
 //! Imports `core`, `host`, `oracle` and `search`.
 
@@ -8,4 +10,5 @@ pub(crate) mod lesson_fixtures;
 pub(crate) mod properties;
 pub(crate) mod races;
 pub(crate) mod scenarios;
+pub(crate) mod stress;
 pub(crate) mod table;

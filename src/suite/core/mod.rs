@@ -1,4 +1,7 @@
-//! The suite's base: what every other layer uses. The backend the build runs under and its `cargo` line, the knobs read from the environment, the search budget, a check's failure and its trace, the seeded generator, caught and quieted panics, the watch on every call into a design, the levels of the card.
+//! The suite's base: what every other layer uses. The backend the build runs under and its `cargo`
+//! line, the knobs read from the environment, the search budget, a check's failure and its trace,
+//! the seeded generator, caught and quieted panics, the watch on every call into a design, the
+//! levels of the card.
 //!
 //! Imports nothing from the suite.
 

@@ -1,4 +1,5 @@
-//! Naming the mistake: the suspects a failing trace is replayed on, and the battery that checks a lookalike is consistent with the design.
+//! Naming the mistake: the suspects a failing trace is replayed on, and the battery that checks a
+//! lookalike is consistent with the design.
 //!
 //! Imports `core`, `host` and `oracle`.
 

@@ -1,4 +1,6 @@
-//! The backend's runtime and the design under test: running the suite's code once or under a search of schedules (std, shuttle, loom), a design instance hosted in an execution of its own, shuttle's replay guard, and [`Subject`](subject::Subject) (a design with its type erased).
+//! The backend's runtime and the design under test: running the suite's code once or under a search
+//! of schedules (std, shuttle, loom), a design instance hosted in an execution of its own,
+//! shuttle's replay guard, and [`Subject`](subject::Subject) (a design with its type erased).
 //!
 //! Imports `core` only.
 

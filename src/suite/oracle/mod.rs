@@ -1,7 +1,10 @@
-//! What is right: the differential probe (a design and the specification side by side), the linearizability checker, the one rule for "the same state", and the shrinking of a failing sequential trace to a minimal one.
+//! What is right: the differential probe (a design and the specification side by side) and how a
+//! difference is told, the linearizability checker, the one rule for "the same state", and the
+//! shrinking of a failing sequential trace to a minimal one.
 //!
 //! Imports `core` and `host`.
 
+pub(crate) mod difference;
 pub mod linearizability;
 pub(crate) mod minimal;
 pub(crate) mod probe;

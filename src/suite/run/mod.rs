@@ -1,6 +1,8 @@
-//! One check in isolation: on a thread of its own, within its time limit, diagnosed, with its running mark on disk.
+//! One check in isolation: on a thread of its own, within its time limit, diagnosed, with its
+//! running mark on disk.
 //!
-//! Imports every layer above it in this list: `core` to `diagnose`.
+//! Imports the layers before it: `core` to `diagnose`.
 
 pub(crate) mod runner;
 pub mod running;
+pub(crate) mod wait;
