@@ -16,8 +16,8 @@
 ///
 /// # Expansion
 ///
-/// For every check in [`suite::CHECKS`](crate::suite::checks::table::CHECKS), a module named by its place in
-/// the suite (`c01` … `c37`) holding one test named by the check, so that test names sort,
+/// For every check in [`suite::CHECKS`](crate::suite::CHECKS), a module named by its place in
+/// the suite (`c01`, `c02`, … one per check) holding one test named by the check, so that test names sort,
 /// and `cargo test` prints failures, in suite order:
 ///
 /// ```ignore

@@ -2,8 +2,8 @@
 //! and nothing else: the runner isolates every check.
 use std::time::Duration;
 
-use ratelimit_lab::suite::suspects;
 use ratelimit_lab::suite::{run_check, run_check_within, Status};
+use ratelimit_lab::suspects;
 use ratelimit_lab::{Decision, LimitError, Limiter, Policy};
 #[cfg(not(any(loom, feature = "shuttle")))]
 use ratelimit_lab_catalog::mistakes::FixedWindowBucket;

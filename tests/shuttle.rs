@@ -373,7 +373,7 @@ impl Limiter for Unreplayable {
 #[test]
 fn a_correct_design_that_does_not_replay_passes_the_concurrency_checks() {
     use ratelimit_lab::suite::{run_check, Kind, CHECKS};
-    let suspects = ratelimit_lab::suite::suspects();
+    let suspects = ratelimit_lab::suspects();
     for check in CHECKS.iter().filter(|c| c.kind == Kind::Concurrency) {
         let result = run_check::<Unreplayable>(check.name, suspects);
         assert!(result.passed(), "{}", result.explain("this test"));

@@ -10,7 +10,7 @@
 //! name the mistake).
 use std::fmt;
 
-pub use ratelimit_lab::suite::suspects;
+pub use ratelimit_lab::suspects;
 pub use ratelimit_lab_catalog::{alternatives, mistakes, Verdict};
 
 use ratelimit_lab::suite::backend::Backend;

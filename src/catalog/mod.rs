@@ -12,9 +12,13 @@ pub(crate) use ratelimit_lab_catalog::{find, Verdict};
 use crate::suite::diagnose::suspects::Suspect;
 use crate::{Mistake, Requirement};
 
-/// The wrong designs, as the suite's diagnosis compares failing traces against them, in
-/// catalog order.
-pub(crate) fn suspects() -> &'static [Suspect] {
+/// The catalog's wrong designs, which a failing trace is replayed on to name the mistake a
+/// design makes, in catalog order: pass them to [`grade`](crate::suite::grade),
+/// [`explore_concurrency`](crate::suite::explore_concurrency) or
+/// [`run_check`](crate::suite::run_check) (an empty slice grades without naming mistakes).
+/// Each shows its name, the requirement it breaks and its mistake; the designs themselves
+/// stay inside the harness.
+pub fn suspects() -> &'static [Suspect] {
     static SUSPECTS: OnceLock<Vec<Suspect>> = OnceLock::new();
     SUSPECTS.get_or_init(|| {
         ratelimit_lab_catalog::DESIGNS

@@ -94,7 +94,7 @@ use crate::Limiter;
 /// ```ignore
 /// // examples/explore.rs
 /// fn main() {
-///     let report = ratelimit_lab::explore_concurrency::<my_crate::MyLimiter>(ratelimit_lab::suite::suspects());
+///     let report = ratelimit_lab::suite::explore_concurrency::<my_crate::MyLimiter>(ratelimit_lab::suspects());
 ///     print!("{}", report.explanations());
 /// }
 /// ```
@@ -114,14 +114,6 @@ pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
         rerun_command: None,
         wall: None,
     }
-}
-
-/// The catalog's wrong designs, which a failing trace is replayed on to name the mistake a
-/// design makes: pass them to [`grade`], [`explore_concurrency`] or [`run_check`] (an empty
-/// slice grades without naming mistakes). Each shows its name, the requirement it breaks and
-/// its mistake; the designs themselves stay inside the harness.
-pub fn suspects() -> &'static [Suspect] {
-    crate::catalog::suspects()
 }
 
 /// Runs every check on `L` in suite order and returns the report; sequential failures are

@@ -70,7 +70,7 @@ pub(crate) fn i2_each_cost_is_deducted_once(subject: Subject) -> Result<(), Fail
             .map(|_| {
                 (0..2)
                     .map(|_| {
-                        rng = env::splitmix(rng);
+                        rng = crate::suite::core::random::splitmix(rng);
                         allow("k", 1 + rng % 4, 5)
                     })
                     .collect()
@@ -150,7 +150,7 @@ pub(crate) fn r2_concurrent_histories_linearize(subject: Subject) -> Result<(), 
     }
     let mut rng = env::seed() ^ 0x2;
     let mut next = move |n: u64| {
-        rng = env::splitmix(rng);
+        rng = crate::suite::core::random::splitmix(rng);
         rng % n
     };
     stress(env::rounds(), |_, explain| {

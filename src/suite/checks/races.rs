@@ -12,6 +12,7 @@ use crate::{Decision, Policy};
 use crate::suite::core::backend::Backend;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
+use crate::suite::core::random::Rng;
 use crate::suite::search::explorer::explore;
 use crate::suite::search::scenario::{Execution, Scenario};
 
@@ -250,18 +251,6 @@ fn named_races() -> Result<Vec<Scenario>, Failure> {
             post: vec![allow("c", 1, 3 * SECOND / 2), Op::KeyCount],
         },
     ])
-}
-
-/// xorshift64*, seeded from the suite's seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % n.max(1)
-    }
 }
 
 /// One generated scenario. Times differ across threads (each thread's own times rise), so

@@ -11,9 +11,10 @@ use crate::model::{Model, Op, Outcome};
 use crate::{Limiter, Policy};
 
 use crate::suite::core::failure::Failure;
-use crate::suite::core::panics::guarded;
 use crate::suite::oracle::linearizability::{self, Event};
 use crate::suite::oracle::probe::build;
+use crate::suite::oracle::recorder::record;
+use crate::suite::oracle::sequential::{already_wrong, one_at_a_time};
 
 /// Starts one of a round's threads. Rounds run on real threads only, where the facade's
 /// `spawn` puts the thread in its spawner's group, so that a hang lists it among the check's
@@ -64,17 +65,8 @@ impl Round {
         thread: usize,
         op: Op,
     ) -> Result<Event, Failure> {
-        let invoked = clock.fetch_add(1, Ordering::SeqCst);
-        let outcome = guarded(|| op.run_on(design)).map_err(|msg| {
+        record(design, || clock.fetch_add(1, Ordering::SeqCst), thread, &op).map_err(|msg| {
             Failure::new(format!("thread {thread}: {op} panicked: {msg}")).as_panic()
-        })?;
-        let returned = clock.fetch_add(1, Ordering::SeqCst);
-        Ok(Event {
-            thread,
-            op,
-            outcome,
-            invoked,
-            returned,
         })
     }
 
@@ -138,22 +130,13 @@ impl Round {
         // atomic".
         let mut in_order: Vec<&Event> = history.iter().collect();
         in_order.sort_by_key(|e| e.invoked);
-        let mut probe =
-            crate::suite::oracle::probe::Probe::of(self.subject, self.policy, self.max_keys)?;
-        for e in in_order {
-            if let Err(f) = probe.run(e.op.clone()) {
-                return Err(Failure {
-                    summary: format!(
-                        "the design is already wrong without concurrency: {}",
-                        f.summary
-                    ),
-                    detail: Some(format!(
-                        "{}The calls of a concurrent round, run one at a time on a fresh instance in the order they were invoked, already disagree with the specification: fix this first; the race checks cannot judge atomicity until then.",
-                        f.detail.as_ref().map(|d| format!("{d}\n")).unwrap_or_default()
-                    )),
-                    ..f
-                });
-            }
+        let calls = in_order.into_iter().map(|e| e.op.clone());
+        if let Err(f) = one_at_a_time(self.subject, self.policy, self.max_keys, calls) {
+            return Err(already_wrong(
+                f,
+                "a concurrent round, run one at a time on a fresh instance in the order they \
+                 were invoked",
+            ));
         }
         Err(verdict).map_err(|verdict| {
             Failure::new(format!(

@@ -13,4 +13,5 @@ pub mod generate;
 pub mod level;
 pub(crate) mod panics;
 pub(crate) mod quiet_panics;
+pub(crate) mod random;
 pub(crate) mod watch;

@@ -6,7 +6,7 @@
 //! A catalogued design that reproduces a learner's failing trace is a lookalike only if it is
 //! *consistent* with the learner's design on the battery: wherever either departs from the
 //! specification, both return (and store) exactly the same. A mistake that would show on a
-//! probe where the learner's design is right is not the learner's mistake, however well it
+//! trial where the learner's design is right is not the learner's mistake, however well it
 //! mimics one failing trace (an eviction that drops idle buckets can return what a fixed
 //! window returns on an eviction trace, but the fixed window also fails the trace table,
 //! which that eviction passes); and a design that explains one departure of the learner's
@@ -20,8 +20,8 @@ use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
 use crate::suite::host::subject::Build;
 use crate::suite::oracle::same_state::balances;
 
-/// One probe: a limiter's policy and key bound, and the calls made on it in order.
-struct Probe {
+/// One trial: a limiter's policy and key bound, and the calls made on it in order.
+struct Trial {
     policy: Policy,
     max_keys: usize,
     ops: Vec<Op>,
@@ -45,26 +45,26 @@ fn replace(version: u64, capacity: u64, rate: u64, expected_version: u64, now: u
             expected_version,
             now,
         },
-        // Every policy below is valid; an invalid one would only make the probe shorter.
+        // Every policy below is valid; an invalid one would only make the trial shorter.
         Err(_) => Op::KeyCount,
     }
 }
 
-/// A probe of a limiter built with version 1 of `capacity` and `rate` (every probe's policy
-/// is valid; an invalid one would only drop the probe).
-fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Option<Probe> {
-    Some(Probe {
+/// A trial of a limiter built with version 1 of `capacity` and `rate` (every trial's policy
+/// is valid; an invalid one would only drop the trial).
+fn trial(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Option<Trial> {
+    Some(Trial {
         policy: Policy::new(1, capacity, rate).ok()?,
         max_keys,
         ops,
     })
 }
 
-/// The battery, each probe a few calls long.
-fn battery() -> Vec<Probe> {
+/// The battery, each trial a few calls long.
+fn battery() -> Vec<Trial> {
     [
         // The seed's trace table, continued: fractional credit kept across a refusal.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -78,7 +78,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // A second boundary: no fresh budget at 1 s, and a whole bucket once, not twice.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -91,7 +91,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // The retry ceiling: capacity 1, rate 3.
-        probe(
+        trial(
             1,
             3,
             8,
@@ -103,7 +103,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // Eviction: a spent bucket stays, a full one goes, a refilled one goes.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -119,7 +119,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // The worked cutover: capacity and rate doubled at 0.5 s.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -133,7 +133,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // A cutover down clamps; a later one up does not top up after a long idle time.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -148,7 +148,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // Time: a call earlier than one already served is refused and changes nothing.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -160,7 +160,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // Errors win in order and change nothing.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -174,7 +174,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // The key bound: a second key is refused until eviction makes room.
-        probe(
+        trial(
             10,
             2,
             1,
@@ -189,7 +189,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // Versions: a stale administrator cannot overwrite a newer policy.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -202,7 +202,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // Extremes: the largest capacity and times, where unchecked units overflow.
-        probe(
+        trial(
             MAX_QUANTITY,
             1,
             8,
@@ -213,7 +213,7 @@ fn battery() -> Vec<Probe> {
             ],
         ),
         // Keys: blank ones are refused, by the seed's notion of blank.
-        probe(
+        trial(
             10,
             2,
             8,
@@ -231,7 +231,7 @@ fn battery() -> Vec<Probe> {
     .collect()
 }
 
-/// What a design did on one probe: its outcomes, and its balances at the end when it
+/// What a design did on one trial: its outcomes, and its balances at the end when it
 /// reports a snapshot. `None` when it could not be built or panicked: no evidence.
 type Behaviour = Option<(Vec<Outcome>, Option<Vec<(String, u128)>>)>;
 
@@ -245,7 +245,7 @@ enum Read {
     Unclamped,
 }
 
-fn behave(build: Build, p: &Probe, read: Read) -> Behaviour {
+fn behave(build: Build, p: &Trial, read: Read) -> Behaviour {
     catch_unwind(AssertUnwindSafe(|| {
         let limiter = build(p.policy, p.max_keys).ok()?;
         let outcomes = p.ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
@@ -281,8 +281,8 @@ fn differ(a: &Behaviour, b: &Behaviour) -> bool {
     }
 }
 
-/// Whether `suspect` is consistent with `design` on the battery: on every probe where either
-/// departs from the specification, both behave exactly alike. A probe on which either
+/// Whether `suspect` is consistent with `design` on the battery: on every trial where either
+/// departs from the specification, both behave exactly alike. A trial on which either
 /// panics, or cannot be built, counts as no evidence.
 pub(crate) fn consistent(suspect: Build, design: Build) -> bool {
     battery().iter().all(|p| {
@@ -300,7 +300,7 @@ pub(crate) fn consistent(suspect: Build, design: Build) -> bool {
 /// `max_keys`): in what it returns, or in what it stores at the end. A design that behaves
 /// as the specification there cannot explain a failure on it.
 pub(crate) fn departs_on(suspect: Build, policy: Policy, max_keys: usize, ops: &[Op]) -> bool {
-    let p = Probe {
+    let p = Trial {
         policy,
         max_keys,
         ops: ops.to_vec(),
@@ -334,7 +334,7 @@ mod tests {
         assert_eq!(
             battery().len(),
             12,
-            "a probe with an invalid policy was dropped"
+            "a trial with an invalid policy was dropped"
         );
     }
 
@@ -347,7 +347,7 @@ mod tests {
     #[test]
     fn a_mistake_that_shows_where_the_design_is_right_is_not_its_mistake() {
         // The fixed window fails the trace table, which an idle eviction passes; and an idle
-        // eviction departs on the eviction probe in its own way.
+        // eviction departs on the eviction trial in its own way.
         assert!(!consistent(
             boxed::<FixedWindowBucket>,
             boxed::<LruEviction>

@@ -10,7 +10,7 @@
 //!
 //! [`ReplayGuard`] checks the precondition before every choice. When it fails, the guard
 //! finishes that execution on a legal schedule of its own (the first runnable thread at each
-//! step, so the execution is still judged) and ends the search; [`Replay::stopped_at`] then
+//! step, so the execution is still judged) and ends the search; [`StoppedAt::stopped_at`] then
 //! says at which execution.
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -18,9 +18,9 @@ use shuttle::scheduler::{Schedule, Scheduler, Task, TaskId};
 
 /// What a guarded search found out about replaying the design, shared with its caller.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Replay(Arc<Mutex<Option<usize>>>);
+pub(crate) struct StoppedAt(Arc<Mutex<Option<usize>>>);
 
-impl Replay {
+impl StoppedAt {
     /// The execution (from 1) in which the design first took a different path on a replayed
     /// prefix, or `None` if every execution replayed.
     pub(crate) fn stopped_at(&self) -> Option<usize> {
@@ -47,7 +47,7 @@ struct Step {
 #[derive(Debug)]
 pub(crate) struct ReplayGuard<S> {
     inner: S,
-    replay: Replay,
+    replay: StoppedAt,
     /// The steps of the previous execution, and of this one so far.
     previous: Vec<Step>,
     current: Vec<Step>,
@@ -62,7 +62,7 @@ pub(crate) struct ReplayGuard<S> {
 
 impl<S: Scheduler> ReplayGuard<S> {
     /// Guards `inner`, reporting to `replay`.
-    pub(crate) fn new(inner: S, replay: Replay) -> Self {
+    pub(crate) fn new(inner: S, replay: StoppedAt) -> Self {
         ReplayGuard {
             inner,
             replay,

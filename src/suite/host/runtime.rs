@@ -122,7 +122,7 @@ pub(crate) fn run_controlled(
     body: impl Fn() + Send + Sync + 'static,
     search: Search,
 ) -> Option<usize> {
-    use crate::suite::host::replay_guard::{Replay, ReplayGuard};
+    use crate::suite::host::replay_guard::{ReplayGuard, StoppedAt};
     use shuttle::scheduler::{DfsScheduler, PctScheduler, RandomScheduler};
     use shuttle::{Config, Runner};
     let config = || {
@@ -162,7 +162,7 @@ pub(crate) fn run_controlled(
             .run(body);
         }
         Search::Dfs(n) => {
-            let replay = Replay::default();
+            let replay = StoppedAt::default();
             let guarded = ReplayGuard::new(DfsScheduler::new(Some(n), false), replay.clone());
             Runner::new(guarded, config()).run(body);
             return replay.stopped_at();

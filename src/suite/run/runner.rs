@@ -17,7 +17,6 @@ use crate::suite::core::panics::guarded;
 use crate::suite::diagnose::suspects::{diagnose, Suspect};
 use crate::suite::host::runtime::in_execution;
 use crate::suite::run::wait::{wait_for_check, waits, Waited, BACKSTOP};
-use crate::suite::search::counterexample::Counterexample;
 use crate::suite::search::explorer::{replay_subject, set_current_check};
 
 /// How a check ended.
@@ -240,7 +239,7 @@ pub(crate) fn run_subject(
             // design's locks belong to it); a concurrency check explores on its own.
             set_current_check(owned);
             let result = if check_kind == Kind::Concurrency {
-                match replay_file(owned) {
+                match crate::suite::search::counterexample::requested(owned) {
                     Some(Ok((cx, file))) => guarded(|| Some(replay_subject(subject, &cx, &file))),
                     Some(Err(failure)) => Ok(Some(Err(failure))),
                     None => guarded(|| dispatch(subject, owned)),
@@ -346,25 +345,6 @@ type Done = (
     Option<String>,
     Option<crate::suite::core::budget::Coverage>,
 );
-
-/// The counterexample [`env::REPLAY`] names, when it is set, names the check `check`, and
-/// the backend explores schedules; an unreadable file is an error for that check.
-fn replay_file(check: &str) -> Option<Result<(Counterexample, String), Failure>> {
-    let file = std::env::var(env::REPLAY)
-        .ok()
-        .filter(|f| !f.trim().is_empty())?;
-    if !Backend::current().is_controlled() {
-        return Some(Err(Failure::new(format!(
-            "{} is set, but this build runs real threads: a counterexample replays only built with shuttle or loom, in the mode it was found",
-            env::REPLAY
-        ))));
-    }
-    match Counterexample::load(std::path::Path::new(&file)) {
-        Err(failure) => Some(Err(failure)),
-        Ok(cx) if cx.check == check => Some(Ok((cx, file))),
-        Ok(_) => None,
-    }
-}
 
 /// What a sequential check's dispatch returns, or the panic that ended it.
 type Dispatched = Result<Option<Result<(), Failure>>, String>;

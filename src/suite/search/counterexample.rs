@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::suite::core::backend::Backend;
+use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::oracle::linearizability::Event;
 use crate::suite::search::scenario::Scenario;
@@ -94,6 +96,25 @@ fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
     })
+}
+
+/// The counterexample [`REPLAY`](env::REPLAY) names, when it is set, names the check `check`, and
+/// the backend explores schedules; an unreadable file is an error for that check.
+pub(crate) fn requested(check: &str) -> Option<Result<(Counterexample, String), Failure>> {
+    let file = std::env::var(env::REPLAY)
+        .ok()
+        .filter(|f| !f.trim().is_empty())?;
+    if !Backend::current().is_controlled() {
+        return Some(Err(Failure::new(format!(
+            "{} is set, but this build runs real threads: a counterexample replays only built with shuttle or loom, in the mode it was found",
+            env::REPLAY
+        ))));
+    }
+    match Counterexample::load(std::path::Path::new(&file)) {
+        Err(failure) => Some(Err(failure)),
+        Ok(cx) if cx.check == check => Some(Ok((cx, file))),
+        Ok(_) => None,
+    }
 }
 
 #[cfg(test)]

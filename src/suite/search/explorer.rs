@@ -12,6 +12,7 @@ use crate::suite::core::backend::Backend;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::host::runtime::{in_execution, on_large_stack, run_controlled, searches, Search};
+use crate::suite::oracle::sequential::already_wrong;
 use crate::suite::search::counterexample::Counterexample;
 use crate::suite::search::race_kind::race_mistake;
 use crate::suite::search::scenario::{
@@ -421,20 +422,14 @@ fn sequential_first(subject: Subject, scenario: &Scenario) -> Option<Failure> {
         .flat_map(|t| std::iter::repeat_n(t, scenario.threads[t].len()))
         .collect();
     [forward, backward].iter().find_map(|pick| {
-        run_sequentially_subject(subject, scenario, pick).err().map(|f| {
-            let summary = format!(
-                "the design is already wrong without concurrency: {}",
-                f.summary
-            );
-            Failure {
-                summary,
-                detail: Some(match f.detail {
-                    Some(d) => format!("{d}\nThe calls of a concurrent scenario, run one at a time on a fresh instance, already disagree with the specification: fix this first; the race checks cannot judge atomicity until then."),
-                    None => "The calls of a concurrent scenario, run one at a time on a fresh instance, already disagree with the specification: fix this first; the race checks cannot judge atomicity until then.".to_string(),
-                }),
-                ..f
-            }
-        })
+        run_sequentially_subject(subject, scenario, pick)
+            .err()
+            .map(|f| {
+                already_wrong(
+                    f,
+                    "a concurrent scenario, run one at a time on a fresh instance",
+                )
+            })
     })
 }
 

@@ -24,7 +24,8 @@ use crate::suite::core::panics::{guarded, panic_message};
 use crate::suite::oracle::linearizability;
 /// One call of an [`Execution`]'s history (what [`judge`] judges).
 pub use crate::suite::oracle::linearizability::Event;
-use crate::suite::oracle::probe::Probe;
+use crate::suite::oracle::recorder::record;
+use crate::suite::oracle::sequential::one_at_a_time;
 use crate::sync::atomic::{AtomicU64, Ordering};
 use crate::sync::{thread, Arc};
 use crate::{Limiter, Policy, Snapshot};
@@ -101,17 +102,8 @@ pub fn try_execute_subject(subject: Subject, scenario: &Scenario) -> Result<Exec
     };
     let clock = Arc::new(AtomicU64::new(0));
     let call = |design: &dyn Limiter, clock: &AtomicU64, thread: usize, op: &Op| {
-        let invoked = clock.fetch_add(1, Ordering::SeqCst);
-        let outcome = guarded(|| op.run_on(design))
-            .map_err(|panic| format!("{op} panicked on thread {thread}: {panic}"))?;
-        let returned = clock.fetch_add(1, Ordering::SeqCst);
-        Ok(Event {
-            thread,
-            op: op.clone(),
-            outcome,
-            invoked,
-            returned,
-        })
+        record(design, || clock.fetch_add(1, Ordering::SeqCst), thread, op)
+            .map_err(|panic| format!("{op} panicked on thread {thread}: {panic}"))
     };
     let mut history: Vec<Event> = scenario
         .init
@@ -220,7 +212,7 @@ pub fn judge(scenario: &Scenario, execution: &Execution) -> Result<(), String> {
 
 /// Runs the scenario's calls on a fresh `L` on one thread, in the order given by `pick`
 /// (indices into the threads, one per call of the parallel part, each taking that thread's
-/// next call), beside the specification through the suite's [`Probe`].
+/// next call), beside the specification through the suite's [`Probe`](crate::suite::Probe).
 ///
 /// # Errors
 ///
@@ -240,7 +232,6 @@ pub fn run_sequentially_subject(
     scenario: &Scenario,
     pick: &[usize],
 ) -> Result<(), Failure> {
-    let mut probe = Probe::of(subject, scenario.policy, scenario.max_keys)?;
     let mut next = vec![0usize; scenario.threads.len()];
     let parallel: Vec<Op> = pick
         .iter()
@@ -250,14 +241,11 @@ pub fn run_sequentially_subject(
             Some(op)
         })
         .collect();
-    for op in scenario
+    let calls = scenario
         .init
         .iter()
         .cloned()
         .chain(parallel)
-        .chain(scenario.post.iter().cloned())
-    {
-        probe.run(op)?;
-    }
-    Ok(())
+        .chain(scenario.post.iter().cloned());
+    one_at_a_time(subject, scenario.policy, scenario.max_keys, calls)
 }
