@@ -2,7 +2,8 @@
 //! `testdata/submissions/` and the learner template, and the JUnit schema check.
 //!
 //! A submission is a directory holding `src/` (its `lib.rs` from `testdata/submissions/`,
-//! beside the correct design `design.rs` it may build on). Each test grades it in a course
+//! beside the correct design `design.rs` it may build on, made from the catalog's
+//! `RwLockBucket` by [`design_source`]). Each test grades it in a course
 //! crate of its own, a copy of the learner template under its own package name (so that
 //! builds sharing a target directory never share a binary). They build in `target/learner`,
 //! where CI's template step builds the template too.
@@ -20,7 +21,7 @@ pub fn learner_target() -> PathBuf {
 }
 
 /// A fresh submission at `target/tmp/submissions/<name>`: `src/lib.rs` from
-/// `testdata/submissions/<source>.rs`, `src/design.rs` beside it.
+/// `testdata/submissions/<source>.rs`, `src/design.rs` ([`design_source`]) beside it.
 pub fn submission_from(name: &str, source: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .join("submissions")
@@ -30,8 +31,29 @@ pub fn submission_from(name: &str, source: &str) -> PathBuf {
     let data = Path::new(ROOT).join("testdata/submissions");
     std::fs::copy(data.join(format!("{source}.rs")), dir.join("src/lib.rs"))
         .expect("copy the submission");
-    std::fs::copy(data.join("design.rs"), dir.join("src/design.rs")).expect("copy the design");
+    std::fs::write(dir.join("src/design.rs"), design_source()).expect("write the design");
     dir
+}
+
+/// A correct design written as a learner writes one: the catalog's `RwLockBucket`
+/// (`catalog/src/alternatives/rwlock_bucket.rs`, without its unit tests) against
+/// `ratelimit_lab` alone, under the name `Design`. The submissions in `testdata/submissions/`
+/// build on it, each with one planted problem; graded alone (`correct.rs`) it passes every
+/// check.
+pub fn design_source() -> String {
+    let path = Path::new(ROOT).join("catalog/src/alternatives/rwlock_bucket.rs");
+    let catalog = std::fs::read_to_string(&path).expect("the catalog's RwLockBucket");
+    let design = catalog
+        .split("\n#[cfg(all(test")
+        .next()
+        .unwrap_or_default()
+        .replace("ratelimit_lab_api", "ratelimit_lab")
+        .replace("RwLockBucket", "Design");
+    format!(
+        "//! A correct design written as a learner writes one, against `ratelimit_lab` alone (the\n\
+         //! catalog's `RwLockBucket`, renamed).\n//!\n{}\n",
+        design.trim_end()
+    )
 }
 
 /// The course crate `name` is graded in: the learner template at
