@@ -258,7 +258,6 @@ fn counterexamples_are_shrunk_narrow_and_replayed() {
 #[test]
 fn committed_counterexamples_replay_and_fail_again() {
     use ratelimit_lab::suite::counterexample::Counterexample;
-    use ratelimit_lab::suite::schedule;
     use ratelimit_lab_catalog::mistakes::{CheckThenDeduct, RacyKeyBound};
     fn again<L: Limiter>(design: &str) {
         let file = format!(
@@ -268,7 +267,8 @@ fn committed_counterexamples_replay_and_fail_again() {
         let cx = Counterexample::load(std::path::Path::new(&file))
             .unwrap_or_else(|e| panic!("{}", e.summary));
         assert_eq!(cx.backend, "shuttle", "{file}");
-        let failure = schedule::replay::<L>(&cx, &file).expect_err("the replay fails again");
+        let failure =
+            ratelimit_lab::suite::replay::<L>(&cx, &file).expect_err("the replay fails again");
         assert!(
             failure.summary.contains("fails again"),
             "{design}: {}",
@@ -277,7 +277,7 @@ fn committed_counterexamples_replay_and_fail_again() {
         assert!(!cx.history.is_empty() && !cx.verdict.is_empty(), "{file}");
         // The same search finds nothing wrong with the reference.
         assert!(
-            schedule::replay::<TokenBucket>(&cx, &file).is_ok(),
+            ratelimit_lab::suite::replay::<TokenBucket>(&cx, &file).is_ok(),
             "{file}"
         );
     }

@@ -538,7 +538,7 @@ pub fn sharded_caller_sampled_race() -> usize {
 /// saved to a file that replays to the same failure.
 pub fn counterexamples_are_shrunk_narrow_and_replayed() {
     use ratelimit_lab::suite::counterexample::Counterexample;
-    use ratelimit_lab::suite::{run_check, schedule, Status};
+    use ratelimit_lab::suite::{run_check, Status};
 
     fn case<L: Limiter>(design: &str, check: &str, mistake: Mistake) {
         let result = run_check::<L>(check, &[]);
@@ -585,7 +585,8 @@ pub fn counterexamples_are_shrunk_narrow_and_replayed() {
             "{design}: {:?}",
             cx.scenario
         );
-        let again = schedule::replay::<L>(&cx, file).expect_err("the replay fails again");
+        let again =
+            ratelimit_lab::suite::replay::<L>(&cx, file).expect_err("the replay fails again");
         assert!(again.summary.contains("fails again"), "{}", again.summary);
         assert!(
             again

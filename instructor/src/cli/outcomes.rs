@@ -12,7 +12,7 @@
 //! lines itself, or read files; the course's container is the sandbox.
 use std::collections::HashMap;
 
-use ratelimit_lab::suite::unfinished::check_of;
+use ratelimit_lab::suite::_runner_support::unfinished::check_of;
 use serde_json::Value;
 
 /// What libtest printed for one test.
