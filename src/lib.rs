@@ -1,15 +1,31 @@
 //! ratelimit-lab: an exact token-bucket limiter, its executable specification, and a harness
 //! that grades any design against the Rate Limiter lesson's contract.
 //!
-//! A learner's crate depends on this crate alone. It offers the contract ([`Policy`],
-//! [`Decision`], [`LimitError`], [`Limiter`], [`Snapshot`], [`sync`], the input [`rules`]) and
-//! the suite ([`conformance_suite!`], [`grade_card`], [`explore_concurrency`](suite::explore_concurrency)), and nothing that
-//! passes the suite: the reference designs, the executable specification and the catalog's
-//! designs are private dependencies. The suite still judges with the specification and
+//! A learner's crate depends on this crate alone. It offers the contract ([`Policy`], [`Decision`],
+//! [`LimitError`], [`Limiter`], [`Snapshot`], [`sync`], the input [`rules`]) and the suite
+//! ([`conformance_suite!`], [`grade_card`], [`explore_concurrency`](suite::explore_concurrency)),
+//! and nothing that passes the suite: the reference designs, the executable specification and the
+//! catalog's designs are private dependencies. The suite still judges with the specification and
 //! diagnoses with the catalog; it does not hand them out. A crate that names
-//! `ratelimit_lab::reference`, `::model` or `::catalog` does not compile, and the compiler
-//! quotes the line below that says why. The instructor's tools (the `ratelimit-lab` command,
-//! the catalog joined to the suite) live in the `ratelimit-lab-instructor` crate above this one.
+//! `ratelimit_lab::reference`, `::model` or `::catalog` does not compile, and the compiler quotes
+//! the line below that says why. The instructor's tools (the `ratelimit-lab` command, the catalog
+//! joined to the suite) live in the `ratelimit-lab-instructor` crate above this one.
+//!
+//! # Layers
+//!
+//! Beneath everything, the contract (`ratelimit-lab-api`), the specification, the reference
+//! and the catalog's designs (crates of their own). Above them, this crate's modules, each
+//! importing only those before it in this table (`tests/layers.rs` checks it):
+//!
+//! | module | job |
+//! |---|---|
+//! | `lesson` | the lesson's walkthroughs as data, in its words, replayed on the specification |
+//! | `fixtures` | the verified fixtures as documents, and their loader |
+//! | `suite` | the conformance checks, in layers of their own |
+//! | `catalog` | the catalog's wrong designs as the suite's suspects |
+//! | `site` | the fixtures built, drawn and shown on one page |
+//! | `grade_card` | a learner's whole grade on one screen |
+//! | `_macro_support` | what `conformance_suite!` expands to |
 #![deny(missing_docs, missing_debug_implementations)]
 
 pub use ratelimit_lab_api::*;
@@ -23,6 +39,7 @@ mod grade_card;
 pub use grade_card::grade_card;
 pub mod fixtures;
 pub mod lesson;
+pub mod site;
 pub use suite::explore;
 // Checks return `Result<(), Failure>`: a failure carries its whole trace, and it is the cold
 // path, so its size is not worth a box on every `?`.

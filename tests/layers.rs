@@ -1,5 +1,7 @@
-//! The suite's layers hold: every file under `src/suite/<layer>/` imports only its own layer
-//! and the layers before it, no files of one
+//! The crate's layers hold, at two levels. At the top, each module of the crate (`lesson`,
+//! `fixtures`, `suite`, ...) imports only the modules before it in the table of `src/lib.rs`'s
+//! documentation. Inside the suite, every file under `src/suite/<layer>/` imports only its own
+//! layer and the layers before it, no files of one
 //! layer import each other in a cycle, and no layer reaches the suite's own entry points or
 //! re-exports (it names what it uses by its home path). The order is the layer table in
 //! `src/suite/mod.rs`'s documentation.
@@ -80,9 +82,10 @@ fn paths_after<'a>(code: &'a str, prefix: &str) -> Vec<(&'a str, Option<&'a str>
     while let Some(at) = code[from..].find(prefix) {
         let start = from + at;
         from = start + prefix.len();
-        // `prefix` must start a path: not preceded by an identifier character or `::`.
+        // `prefix` must start a path: not preceded by an identifier character or `::`, and
+        // not `$crate::` (a macro's path, resolved where the macro expands).
         let before = code[..start].chars().next_back();
-        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':') {
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':' || c == '$') {
             continue;
         }
         let first = ident(&code[from..]);
@@ -230,6 +233,98 @@ fn problems() -> Vec<String> {
     problems.sort();
     problems.dedup();
     problems
+}
+
+/// The crate's top-level modules in the order of the table in `src/lib.rs`'s documentation
+/// (a row ``//! | `lesson` | ... |`` per module), each with the code of its files.
+fn modules() -> Vec<(String, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let text = std::fs::read_to_string(src.join("lib.rs")).expect("src/lib.rs");
+    let names: Vec<String> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("//! | `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(name, _)| name.to_string())
+        .collect();
+    fn read_all(path: &Path, code: &mut String) {
+        if path.is_dir() {
+            let mut entries: Vec<_> = std::fs::read_dir(path)
+                .expect("a module folder")
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            entries.sort();
+            for entry in entries {
+                read_all(&entry, code);
+            }
+        } else if path.extension().and_then(|e| e.to_str()) == Some("rs") {
+            code.push_str(&code_of(
+                &std::fs::read_to_string(path).expect("a source file"),
+            ));
+        }
+    }
+    names
+        .into_iter()
+        .map(|name| {
+            let (dir, file) = (src.join(&name), src.join(format!("{name}.rs")));
+            assert!(
+                dir.is_dir() || file.is_file(),
+                "the table in src/lib.rs names `{name}`, which has no src/{name}/ or src/{name}.rs"
+            );
+            let mut code = String::new();
+            read_all(if dir.is_dir() { &dir } else { &file }, &mut code);
+            (name, code)
+        })
+        .collect()
+}
+
+/// The problems of the top-level imports, one line each.
+fn top_level_problems(modules: &[(String, String)]) -> Vec<String> {
+    let rank = |name: &str| modules.iter().position(|(m, _)| m == name);
+    let mut problems = Vec::new();
+    for (mine, (name, code)) in modules.iter().enumerate() {
+        for (first, _) in paths_after(code, "crate::") {
+            if let Some(there) = rank(first).filter(|&there| there > mine) {
+                problems.push(format!(
+                    "src/{name} imports crate::{first}: `{}` comes after `{name}` in the table of \
+                     src/lib.rs",
+                    modules[there].0
+                ));
+            }
+        }
+    }
+    problems.sort();
+    problems.dedup();
+    problems
+}
+
+#[test]
+fn every_module_imports_only_the_modules_before_it() {
+    let modules = modules();
+    assert!(
+        modules.len() >= 2,
+        "src/lib.rs's documentation lists its modules in a table"
+    );
+    let problems = top_level_problems(&modules);
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_top_level_reader_finds_an_upward_import() {
+    let modules: Vec<(String, String)> = [
+        (
+            "lesson",
+            code_of("use crate::suite::Report;\nfn f() { $crate::site::x(); }\n"),
+        ),
+        ("suite", code_of("use crate::lesson::Walkthrough;\n")),
+        ("site", String::new()),
+    ]
+    .map(|(m, c)| (m.to_string(), c))
+    .to_vec();
+    assert_eq!(
+        top_level_problems(&modules),
+        ["src/lesson imports crate::suite: `suite` comes after `lesson` in the table of src/lib.rs"]
+    );
 }
 
 #[test]

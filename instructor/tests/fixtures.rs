@@ -6,7 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ratelimit_lab::fixtures::{self, build, source, Fixture};
+use ratelimit_lab::fixtures::{self, source, Fixture};
+use ratelimit_lab::site::{self, build};
 use ratelimit_lab::Limiter;
 use ratelimit_lab_reference::{ShardedBucket, TokenBucket};
 use serde_json::Value;
@@ -65,7 +66,7 @@ fn cli(args: &[&str]) -> std::process::Output {
 
 #[test]
 fn committed_fixtures_are_a_fresh_build_of_the_lesson() {
-    let drifts = fixtures::check(&lesson_dir(), &fixtures_dir()).unwrap_or_else(|e| panic!("{e}"));
+    let drifts = site::check(&lesson_dir(), &fixtures_dir()).unwrap_or_else(|e| panic!("{e}"));
     assert!(
         drifts.is_empty(),
         "fixtures/ differs from a fresh build of testdata/lesson:\n{}\n\
@@ -91,7 +92,7 @@ fn a_hand_edit_to_any_number_names_the_file_and_the_step() {
     let edited = text.replacen("\"k\": \"500000000\"", "\"k\": \"500000001\"", 1);
     assert_ne!(edited, text, "the fixture holds step 3's balance");
     fs::write(&file, edited).unwrap();
-    let drifts = fixtures::check(&lesson_dir(), &scratch.0).unwrap();
+    let drifts = site::check(&lesson_dir(), &scratch.0).unwrap();
     assert_eq!(drifts.len(), 1, "{drifts:?}");
     assert_eq!(
         drifts[0].path,
@@ -207,12 +208,12 @@ fn an_instructors_new_walkthrough_becomes_a_verified_fixture_with_one_command() 
     let reference = TokenBucket::new(fixture.policy, fixture.max_keys).unwrap();
     assert_eq!(fixture.check(&reference), Ok(()));
     // Built again, nothing changes; `check` agrees.
-    let again = fixtures::build(&src, &out_dir).unwrap();
+    let again = site::build(&src, &out_dir).unwrap();
     assert!(
         again.changed.is_empty() && again.removed.is_empty(),
         "{again:?}"
     );
-    assert_eq!(fixtures::check(&src, &out_dir).unwrap(), vec![]);
+    assert_eq!(site::check(&src, &out_dir).unwrap(), vec![]);
 }
 
 #[test]
@@ -414,7 +415,7 @@ fn every_picture_parses_and_marks_every_request() {
     let sources = source::read_dir(&lesson_dir()).unwrap();
     for s in &sources {
         let verified = build::verify(s).unwrap();
-        let svg = fixtures::picture::draw(&verified);
+        let svg = site::picture::draw(&verified);
         let doc = roxmltree::Document::parse(&svg)
             .unwrap_or_else(|e| panic!("{}: the picture does not parse: {e}", s.file));
         assert_eq!(doc.root_element().tag_name().name(), "svg");
@@ -615,7 +616,7 @@ fn contrasts_are_verified_like_expectations() {
 fn pictures_mark_where_each_contrasted_design_goes_wrong() {
     for s in source::read_dir(&lesson_dir()).unwrap() {
         let verified = build::verify(&s).unwrap();
-        let svg = fixtures::picture::draw(&verified);
+        let svg = site::picture::draw(&verified);
         let doc = roxmltree::Document::parse(&svg).unwrap();
         for (i, checked) in verified.steps.iter().enumerate() {
             for name in &s.walkthrough.contrast {
@@ -640,12 +641,12 @@ fn pictures_mark_where_each_contrasted_design_goes_wrong() {
 
 #[test]
 fn counterexamples_are_judged_again_and_their_pictures_show_every_call() {
-    let races = fixtures::race::read_races(&lesson_dir()).unwrap();
+    let races = site::race::read_races(&lesson_dir()).unwrap();
     assert_eq!(races.len(), 5, "one per racy catalogued design");
     for r in &races {
-        let fixture = fixtures::race::race_fixture(r).unwrap_or_else(|e| panic!("{e}"));
+        let fixture = site::race::race_fixture(r).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(fixture.verdict, r.counterexample.verdict);
-        let svg = fixtures::race_picture::draw(r);
+        let svg = site::race_picture::draw(r);
         let doc = roxmltree::Document::parse(&svg).unwrap();
         for (i, e) in r.counterexample.history.iter().enumerate() {
             let event = i.to_string();
@@ -666,9 +667,7 @@ fn counterexamples_are_judged_again_and_their_pictures_show_every_call() {
             e.returned = 2 * t + 1;
         }
         tampered.counterexample.verdict.push_str(" (edited)");
-        let err = fixtures::race::race_fixture(&tampered)
-            .unwrap_err()
-            .to_string();
+        let err = site::race::race_fixture(&tampered).unwrap_err().to_string();
         assert!(
             err.contains("verdict differs") || err.contains("no counterexample"),
             "{}: {err}",
@@ -683,9 +682,7 @@ fn counterexamples_are_judged_again_and_their_pictures_show_every_call() {
         scratch.0.join("counterexamples/RetroactiveRate.json"),
     )
     .unwrap();
-    let err = fixtures::race::read_races(&scratch.0)
-        .unwrap_err()
-        .to_string();
+    let err = site::race::read_races(&scratch.0).unwrap_err().to_string();
     assert!(err.contains("not a catalogued design with a race"), "{err}");
 }
 

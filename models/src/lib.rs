@@ -19,6 +19,7 @@
 
 mod limiter;
 mod op;
+pub mod same_state;
 mod scenario;
 mod state;
 

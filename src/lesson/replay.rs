@@ -57,7 +57,7 @@ impl Walkthrough {
         let built = built.and_then(|pair| {
             let mut contrast = Vec::new();
             for name in &self.contrast {
-                if let Some(design) = crate::catalog::find(name) {
+                if let Some(design) = ratelimit_lab_catalog::find(name) {
                     contrast.push((name.clone(), (design.build)(self.policy, self.max_keys)?));
                 }
             }
@@ -226,7 +226,7 @@ fn check_step(
     let reference_snapshot = reference.snapshot();
     if !reference_snapshot
         .as_ref()
-        .is_some_and(|r| crate::suite::oracle::same_state::same(r, &snapshot))
+        .is_some_and(|r| crate::model::same_state::same(r, &snapshot))
     {
         return Err(Box::new(CheckFailure::State {
             step: number,

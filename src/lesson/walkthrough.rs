@@ -198,8 +198,9 @@ impl Walkthrough {
         }
         let mut contrasted = BTreeSet::new();
         for name in &self.contrast {
-            match crate::catalog::find(name).map(|d| d.verdict) {
-                Some(crate::catalog::Verdict::Wrong { mistake, .. }) if !mistake.is_race() => {}
+            match ratelimit_lab_catalog::find(name).map(|d| d.verdict) {
+                Some(ratelimit_lab_catalog::Verdict::Wrong { mistake, .. })
+                    if !mistake.is_race() => {}
                 Some(_) => {
                     return Err(format!(
                         "contrast: {name:?} is not a catalogued design with a sequential mistake"

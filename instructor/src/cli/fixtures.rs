@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ratelimit_lab::fixtures;
+use ratelimit_lab::site;
 
 use super::{fail, print_out, EXIT_FAILURE};
 
@@ -54,7 +54,7 @@ pub fn run(args: &Args) -> ExitCode {
 }
 
 fn build(p: &Paths) -> Result<(), String> {
-    let written = fixtures::build(&p.dir, &p.out).map_err(|e| e.to_string())?;
+    let written = site::build(&p.dir, &p.out).map_err(|e| e.to_string())?;
     let mut text = String::new();
     for path in &written.changed {
         text.push_str(&format!("wrote {}\n", p.out.join(path).display()));
@@ -73,7 +73,7 @@ fn build(p: &Paths) -> Result<(), String> {
 }
 
 fn check(p: &Paths) -> Result<(), String> {
-    let drifts = fixtures::check(&p.dir, &p.out).map_err(|e| e.to_string())?;
+    let drifts = site::check(&p.dir, &p.out).map_err(|e| e.to_string())?;
     if drifts.is_empty() {
         return print_out(&format!(
             "{} is what a fresh build of {} gives\n",

@@ -17,8 +17,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::model::{ModelLimiter, Op, Outcome};
 use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
 
+use crate::model::same_state::balances;
 use crate::suite::host::subject::Build;
-use crate::suite::oracle::same_state::balances;
 
 /// One trial: a limiter's policy and key bound, and the calls made on it in order.
 struct Trial {

@@ -68,7 +68,7 @@ fn reproduces(suspect: &Suspect, replay: &Replay) -> bool {
             None => true,
             Some(theirs) => limiter
                 .snapshot()
-                .is_some_and(|mine| crate::suite::oracle::same_state::same(&mine, theirs)),
+                .is_some_and(|mine| crate::model::same_state::same(&mine, theirs)),
         })
     });
     matches!(run, Ok(Some(true)))

@@ -268,7 +268,7 @@ pub(crate) fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> St
 /// decimals when not whole), the observed time and the policy version. Two snapshots in the
 /// same words hold the same balances, whichever time each design dates its buckets at.
 pub fn state_in_words(snapshot: &crate::Snapshot) -> String {
-    let buckets: Vec<String> = crate::suite::oracle::same_state::balances(snapshot)
+    let buckets: Vec<String> = crate::model::same_state::balances(snapshot)
         .into_iter()
         .map(|(key, units)| {
             let whole = units / u128::from(crate::UNITS_PER_TOKEN);

@@ -9,5 +9,4 @@ pub mod linearizability;
 pub(crate) mod minimal;
 pub(crate) mod probe;
 pub(crate) mod recorder;
-pub(crate) mod same_state;
 pub(crate) mod sequential;

@@ -198,7 +198,7 @@ impl Probe {
             let after = self.snapshot()?;
             if !after
                 .as_ref()
-                .is_some_and(|after| crate::suite::oracle::same_state::same(after, before))
+                .is_some_and(|after| crate::model::same_state::same(after, before))
             {
                 let change = snapshot_change(before, after.as_ref());
                 self.replay.snapshot = after;
@@ -284,7 +284,7 @@ impl Probe {
                 self.model.max_keys()
             )));
         }
-        if let Err(difference) = crate::suite::oracle::same_state::compare(&got, &want) {
+        if let Err(difference) = crate::model::same_state::compare(&got, &want) {
             return Err(self.fail(format!(
                 "after step {step} the stored state differs: {difference}"
             )));

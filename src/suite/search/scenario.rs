@@ -181,7 +181,7 @@ pub fn judge(scenario: &Scenario, execution: &Execution) -> Result<(), String> {
             }
             let spec = model.snapshot();
             match &execution.snapshot {
-                Some(got) => match crate::suite::oracle::same_state::compare(got, &spec) {
+                Some(got) => match crate::model::same_state::compare(got, &spec) {
                     Ok(()) => Ok(()),
                     Err(difference) => {
                         let mut out = String::new();

@@ -22,11 +22,11 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use crate::{BucketState, Policy, Snapshot, UNITS_PER_TOKEN};
+use ratelimit_lab_api::{BucketState, Policy, Snapshot, UNITS_PER_TOKEN};
 
 /// How two snapshots differ, in the order [`compare`] looks: the first difference found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum StateDifference {
+pub enum StateDifference {
     /// The policies in force differ.
     Policy {
         /// The first snapshot's.
@@ -71,7 +71,10 @@ pub(crate) enum StateDifference {
 ///
 /// The first difference: policy, then observed time, then keys, then the first key (in key
 /// order) whose balance at the observed time differs.
-pub(crate) fn compare(got: &Snapshot, want: &Snapshot) -> Result<(), StateDifference> {
+// The difference is the cold path and carries what it names; a box on every `Ok` is not
+// worth it.
+#[allow(clippy::result_large_err)]
+pub fn compare(got: &Snapshot, want: &Snapshot) -> Result<(), StateDifference> {
     if got.policy != want.policy {
         return Err(StateDifference::Policy {
             got: got.policy,
@@ -111,7 +114,7 @@ pub(crate) fn compare(got: &Snapshot, want: &Snapshot) -> Result<(), StateDiffer
 }
 
 /// Whether `a` and `b` describe the same state (see the module docs).
-pub(crate) fn same(a: &Snapshot, b: &Snapshot) -> bool {
+pub fn same(a: &Snapshot, b: &Snapshot) -> bool {
     compare(a, b).is_ok()
 }
 
@@ -119,7 +122,7 @@ pub(crate) fn same(a: &Snapshot, b: &Snapshot) -> bool {
 /// units, by the contract's formula. A time before `last_nanos` earns nothing, and a sum
 /// beyond `u128` (only a broken snapshot gets there: a valid one stores at most
 /// `capacity × 10⁹ < 2⁹³` units, and `(t − last) × rate < 2¹²⁷`) saturates before the clamp.
-pub(crate) fn balance_at(bucket: &BucketState, policy: &Policy, t: u64) -> u128 {
+pub fn balance_at(bucket: &BucketState, policy: &Policy, t: u64) -> u128 {
     let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
     let earned =
         u128::from(t.saturating_sub(bucket.last_nanos)) * u128::from(policy.tokens_per_second());
@@ -128,7 +131,7 @@ pub(crate) fn balance_at(bucket: &BucketState, policy: &Policy, t: u64) -> u128 
 
 /// Every bucket's balance at the snapshot's observed time: equal maps (with equal policy and
 /// observed time) mean the same state.
-pub(crate) fn balances(s: &Snapshot) -> BTreeMap<&str, u128> {
+pub fn balances(s: &Snapshot) -> BTreeMap<&str, u128> {
     s.buckets
         .iter()
         .map(|(k, b)| (k.as_str(), balance_at(b, &s.policy, s.observed_nanos)))
@@ -136,7 +139,7 @@ pub(crate) fn balances(s: &Snapshot) -> BTreeMap<&str, u128> {
 }
 
 /// A policy in words: `v2, capacity 20, 4 tokens/s`.
-pub(crate) fn policy_in_words(p: &Policy) -> String {
+pub fn policy_in_words(p: &Policy) -> String {
     format!(
         "v{}, capacity {}, {} tokens/s",
         p.version(),
@@ -150,10 +153,10 @@ fn stored(b: &BucketState) -> String {
     format!("{} units as of {} ns", b.units, b.last_nanos)
 }
 
-/// The difference for a person, with "the design" for the first snapshot and `theirs` for
-/// the second (for example "the specification").
 impl StateDifference {
-    pub(crate) fn describe(&self, theirs: &str) -> String {
+    /// The difference for a person, with "the design" for the first snapshot and `theirs`
+    /// for the second (for example "the specification").
+    pub fn describe(&self, theirs: &str) -> String {
         match self {
             StateDifference::Policy { got, want } => format!(
                 "the design's policy is {}; {theirs} has {}",
