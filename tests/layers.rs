@@ -334,7 +334,7 @@ fn every_layer_imports_only_the_layers_before_it_and_no_cycle() {
 }
 
 #[test]
-fn the_reader_finds_upward_imports_and_cycles() {
+fn the_reader_finds_upward_and_root_imports_outside_comments_and_tests() {
     let file = |layer: &str, module: &str, code: &str| File {
         layer: layer.to_string(),
         module: module.to_string(),

@@ -1,6 +1,6 @@
 //! The concurrency checks under a controlled scheduler (shuttle, loom): the seed's named
 //! races as small [`Scenario`]s, plus generated Lincheck-style ones, each explored by
-//! [`schedule::explore`](crate::suite::search::explorer) and judged for linearizability against the
+//! [`explorer::explore`](crate::suite::search::explorer) and judged for linearizability against the
 //! specification with every call's own `now`.
 //!
 //! Sizes fit the backend: loom explores at most four threads besides the main one, so the

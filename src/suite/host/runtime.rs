@@ -17,7 +17,7 @@
 //!   bound of [`LOOM_PREEMPTIONS`] (loom's own `LOOM_MAX_PREEMPTIONS` overrides it).
 //!
 //! What a search looks for, and what it does with what it finds, is
-//! [`schedule`](crate::suite::search::explorer)'s.
+//! [`explorer`](crate::suite::search::explorer)'s.
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::suite::core::backend::Backend;
