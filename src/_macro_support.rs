@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use crate::suite::core::env;
 use crate::suite::report::results::collect;
 use crate::suite::report::results::rerun;
-use crate::suite::run::runner::run_check;
-use crate::suite::run::running::Running;
+use crate::suite::run::isolation::run_check;
+use crate::suite::run::marks::Running;
 use crate::Limiter;
 
 /// Runs one check on `L` for a generated test, records it for the graded reports, and fails

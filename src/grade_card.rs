@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use crate::suite::checks::table::CHECKS;
 use crate::suite::core::env;
 use crate::suite::report::results::Report;
-use crate::suite::run::runner::run_check;
+use crate::suite::run::isolation::run_check;
 use crate::Limiter;
 
 /// Grades `L` with every check of the suite and prints its card on standard output. While

@@ -29,24 +29,34 @@
 #![deny(missing_docs, missing_debug_implementations)]
 
 pub use ratelimit_lab_api::*;
-// Each of the next three lines is what rustc quotes when a learner's crate names the module
-// ("the crate `reference` is defined here"): keep each reason short enough to fit its line.
+// Each of the next two lines, and the `catalog` line below, is what rustc quotes when a
+// learner's crate names the module ("the crate `reference` is defined here"): keep each
+// reason short enough to fit its line.
 pub(crate) use ratelimit_lab_model as model; // passes the suite: not in a learner's API
 pub(crate) use ratelimit_lab_reference as reference; // passes the suite: not in a learner's API
-pub(crate) mod catalog; // designs that pass the suite are not part of a learner's API
-pub use catalog::suspects;
-mod grade_card;
-pub use grade_card::grade_card;
-pub mod fixtures;
+
+// The modules in layer order, as in the table above: each imports only those before it.
+
+// The lesson's walkthroughs as data, replayed on the specification.
 pub mod lesson;
-pub mod site;
-pub use suite::explore;
-// Checks return `Result<(), Failure>`: a failure carries its whole trace, and it is the cold
-// path, so its size is not worth a box on every `?`.
+// The verified fixtures as documents, and their loader.
+pub mod fixtures;
+// The conformance checks. They return `Result<(), Failure>`: a failure carries its whole
+// trace, and it is the cold path, so its size is not worth a box on every `?`.
 #[allow(clippy::result_large_err, clippy::large_enum_variant)]
 pub mod suite;
+// The catalog's wrong designs as the suite's suspects.
+pub(crate) mod catalog; // designs that pass the suite are not part of a learner's API
 
-mod macros;
-
+// The fixtures built, drawn and shown on one page.
+pub mod site;
+// A learner's whole grade on one screen.
+mod grade_card;
+// What `conformance_suite!` expands to, and the macro itself.
 #[doc(hidden)]
 pub mod _macro_support;
+mod macros;
+
+pub use catalog::suspects;
+pub use grade_card::grade_card;
+pub use suite::explore;

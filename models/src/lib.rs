@@ -14,16 +14,16 @@
 //! (every step allocates big integers) and is never used to admit real traffic.
 //!
 //! The [`Op`] / [`Outcome`] vocabulary (serde) is what the suite, the fixtures and the CLI
-//! speak: a [`Scenario`] is a policy, a key bound and a list of operations.
+//! speak: a [`Trace`] is a policy, a key bound and a list of operations.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod limiter;
 mod op;
 pub mod same_state;
-mod scenario;
 mod state;
+mod trace;
 
 pub use limiter::ModelLimiter;
 pub use op::{Op, Outcome};
-pub use scenario::Scenario;
 pub use state::{Model, ModelBucket};
+pub use trace::Trace;

@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::contention::Contenders;
-use super::walkthrough::Verdict;
+use super::walkthrough::Answer;
 #[cfg(doc)]
 use super::walkthrough::{Walkthrough, FIXED_WINDOW, SLIDING_LOG};
 use crate::model::Outcome;
@@ -91,9 +91,9 @@ pub enum CheckFailure {
         /// The baseline's name ([`FIXED_WINDOW`] or [`SLIDING_LOG`]).
         baseline: String,
         /// The verdict the walkthrough states.
-        expected: Verdict,
+        expected: Answer,
         /// What the baseline returned: a verdict, or the error it refused the call with.
-        actual: Result<Verdict, LimitError>,
+        actual: Result<Answer, LimitError>,
     },
     /// A contrasted design's outcome is not the one the step states (a wrong outcome it
     /// does not give, or the right outcome where the step says it goes wrong).

@@ -41,7 +41,7 @@ pub use contention::{Contenders, MAX_CONTENDERS};
 pub use error::{CheckFailure, LessonError};
 pub use replay::{CheckedStep, Replay};
 pub use walkthrough::{
-    Baselines, FixedWindowBaseline, SlidingLogBaseline, Step, Verdict, Walkthrough, FIXED_WINDOW,
+    Answer, Baselines, FixedWindowBaseline, SlidingLogBaseline, Step, Walkthrough, FIXED_WINDOW,
     SLIDING_LOG,
 };
 

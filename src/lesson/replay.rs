@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::contention::{self, Contenders};
 use super::error::CheckFailure;
-use super::walkthrough::{Baselines, Step, Verdict, Walkthrough, FIXED_WINDOW, SLIDING_LOG};
+use super::walkthrough::{Answer, Baselines, Step, Walkthrough, FIXED_WINDOW, SLIDING_LOG};
 use crate::model::{Model, Outcome};
 use crate::reference::{FixedWindow, SlidingLog, TokenBucket};
 use crate::{LimitError, Limiter, Snapshot, UNITS_PER_TOKEN};
@@ -27,7 +27,7 @@ pub struct CheckedStep {
     /// The state after the step, identical in the model and the reference.
     pub snapshot: Snapshot,
     /// Each baseline's verdict on the step, as stated and as the baseline returned.
-    pub beside: BTreeMap<String, Verdict>,
+    pub beside: BTreeMap<String, Answer>,
     /// Each contrasted design's outcome where it differs from the right one.
     pub contrast: BTreeMap<String, Outcome>,
     /// For a step of many callers, the counts the specification and the reference agree on.
@@ -123,12 +123,12 @@ impl Beside {
     }
 
     /// Every configured baseline's verdict on a call at `now`.
-    fn verdicts(&self, now: u64) -> Vec<(&'static str, Result<Verdict, LimitError>)> {
+    fn answers(&self, now: u64) -> Vec<(&'static str, Result<Answer, LimitError>)> {
         let verdict = |admitted: bool| {
             if admitted {
-                Verdict::Admitted
+                Answer::Admitted
             } else {
-                Verdict::Rejected
+                Answer::Rejected
             }
         };
         let mut all = Vec::new();
@@ -182,7 +182,7 @@ fn check_step(
     }
     let mut beside = BTreeMap::new();
     if let (Some(now), false) = (step.op.now(), step.beside.is_empty()) {
-        for (name, actual) in baselines.verdicts(now) {
+        for (name, actual) in baselines.answers(now) {
             let expected = step.beside.get(name).copied();
             match (expected, actual) {
                 (Some(expected), Ok(actual)) if expected == actual => {
@@ -195,7 +195,7 @@ fn check_step(
                         baseline: name.to_owned(),
                         // `validate` makes every step name every baseline; a step that does
                         // not is reported as expecting an admission.
-                        expected: expected.unwrap_or(Verdict::Admitted),
+                        expected: expected.unwrap_or(Answer::Admitted),
                         actual,
                     }));
                 }

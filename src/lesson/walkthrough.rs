@@ -1,5 +1,5 @@
 //! The walkthrough format: a [`Walkthrough`] of [`Step`]s, the baselines it may run beside
-//! the token bucket and their [`Verdict`]s, and the rules of the format a parser cannot check.
+//! the token bucket and their [`Answer`]s, and the rules of the format a parser cannot check.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -100,18 +100,18 @@ pub struct SlidingLogBaseline {
 /// A baseline's answer to one call.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub enum Answer {
     /// The call was admitted.
     Admitted,
     /// The call was refused for now.
     Rejected,
 }
 
-impl fmt::Display for Verdict {
+impl fmt::Display for Answer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Verdict::Admitted => "admitted",
-            Verdict::Rejected => "rejected",
+            Answer::Admitted => "admitted",
+            Answer::Rejected => "rejected",
         })
     }
 }
@@ -135,7 +135,7 @@ pub struct Step {
     /// Each configured baseline's verdict on the same call, by name ([`FIXED_WINDOW`],
     /// [`SLIDING_LOG`]); exactly the walkthrough's baselines, or empty when it has none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub beside: BTreeMap<String, Verdict>,
+    pub beside: BTreeMap<String, Answer>,
     /// For each contrasted design (see [`Walkthrough::contrast`]) whose outcome differs from
     /// [`expect`](Step::expect) at this step, that wrong outcome; a design not named here
     /// must return `expect`. Checked like `expect` on every replay.

@@ -77,18 +77,18 @@ pub use search::scenario as explore;
 #[doc(hidden)]
 pub mod _runner_support {
     pub use super::report::unfinished;
-    pub use super::run::running;
+    pub use super::run::marks;
 }
 
 pub use self::core::budget::Coverage;
-pub use self::core::failure::{Failure, Lookalike, Replay, TraceRow};
+pub use self::core::failure::{FailingTrace, Failure, Lookalike, TraceRow};
 pub use crate::{Invariant, Mistake, Requirement};
 pub use checks::table::{find, CheckInfo, Kind, CHECKS};
 pub use diagnose::suspects::{resembling, Suspect};
 pub use host::subject::Subject;
 pub use oracle::probe::Probe;
 pub use report::results::{cargo_in_this_mode, collect, rerun, write_reports, Report};
-pub use run::runner::{run_check, run_check_within, CheckResult, Status};
+pub use run::isolation::{run_check, run_check_within, CheckResult, Status};
 
 use crate::Limiter;
 
@@ -115,7 +115,7 @@ pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
             .map(|c| {
                 (
                     c.name.to_string(),
-                    run::runner::run_subject(subject, c.name, env::timeout(), suspects),
+                    run::isolation::run_subject(subject, c.name, env::timeout(), suspects),
                 )
             })
             .collect(),
@@ -138,7 +138,7 @@ pub fn grade_subject(subject: Subject, suspects: &[Suspect]) -> Report {
             .map(|c| {
                 (
                     c.name.to_string(),
-                    run::runner::run_subject(subject, c.name, env::timeout(), suspects),
+                    run::isolation::run_subject(subject, c.name, env::timeout(), suspects),
                 )
             })
             .collect(),

@@ -1,8 +1,8 @@
 //! `replay`: operation traces, as JSON, run on a catalogued design; what every call returned,
 //! as JSON, optionally held against the specification.
 //!
-//! The input is one [`Scenario`] (`{"policy": …, "max_keys": …, "ops": […]}`) or an array of
-//! them. The output has the same shape: for each scenario `{"outcomes": […]}`, or
+//! The input is one [`Trace`] (`{"policy": …, "max_keys": …, "ops": […]}`) or an array of
+//! them. The output has the same shape: for each trace `{"outcomes": […]}`, or
 //! `{"error": …}` when the limiter itself could not be built.
 
 use std::io::Read;
@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use crate::catalog;
 use ratelimit_lab::LimitError;
-use ratelimit_lab_model::{Outcome, Scenario};
+use ratelimit_lab_model::{Outcome, Trace};
 use serde::Serialize;
 
 use super::{fail, print_out, EXIT_FAILURE, EXIT_USAGE};
@@ -19,7 +19,7 @@ use super::{fail, print_out, EXIT_FAILURE, EXIT_USAGE};
 /// Arguments of `replay`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The trace file: one scenario or an array of them, as JSON; `-` reads standard input.
+    /// The trace file: one trace or an array of them, as JSON; `-` reads standard input.
     #[arg(value_name = "FILE")]
     file: PathBuf,
 
@@ -33,7 +33,7 @@ pub struct Args {
     check: bool,
 }
 
-/// What one scenario gave.
+/// What one trace gave.
 #[derive(Serialize, PartialEq)]
 #[serde(rename_all = "snake_case")]
 enum Replayed {
@@ -66,38 +66,38 @@ pub fn run(args: &Args) -> ExitCode {
             )
         }
     };
-    // An array is several scenarios, anything else one: parsed as what it claims to be, so
+    // An array is several traces, anything else one: parsed as what it claims to be, so
     // serde's error names the line, the column and the field at fault.
     let single = !text.trim_start().starts_with('[');
     let parsed = if single {
-        serde_json::from_str::<Scenario>(&text).map(|s| vec![s])
+        serde_json::from_str::<Trace>(&text).map(|s| vec![s])
     } else {
-        serde_json::from_str::<Vec<Scenario>>(&text)
+        serde_json::from_str::<Vec<Trace>>(&text)
     };
-    let scenarios = match parsed {
-        Ok(scenarios) => scenarios,
+    let traces = match parsed {
+        Ok(traces) => traces,
         Err(e) => {
             return fail(
                 EXIT_FAILURE,
                 &format!(
-                    "{} is not a scenario or an array of scenarios ({{\"policy\": …, \"max_keys\": …, \"ops\": […]}}): {e}",
+                    "{} is not a trace or an array of traces ({{\"policy\": …, \"max_keys\": …, \"ops\": […]}}): {e}",
                     args.file.display()
                 ),
             )
         }
     };
-    let mut results = Vec::with_capacity(scenarios.len());
-    for (i, scenario) in scenarios.iter().enumerate() {
-        let got = match design.build(scenario.policy, scenario.max_keys) {
-            Ok(limiter) => Replayed::Outcomes(scenario.run_on(limiter.as_ref())),
+    let mut results = Vec::with_capacity(traces.len());
+    for (i, trace) in traces.iter().enumerate() {
+        let got = match design.build(trace.policy, trace.max_keys) {
+            Ok(limiter) => Replayed::Outcomes(trace.run_on(limiter.as_ref())),
             Err(e) => Replayed::Error(e),
         };
         if args.check {
-            let want = match scenario.expected() {
+            let want = match trace.expected() {
                 Ok(outcomes) => Replayed::Outcomes(outcomes),
                 Err(e) => Replayed::Error(e),
             };
-            if let Some(message) = disagreement(i, scenario, &want, &got) {
+            if let Some(message) = disagreement(i, trace, &want, &got) {
                 return fail(EXIT_FAILURE, &message);
             }
         }
@@ -128,29 +128,24 @@ fn read(path: &PathBuf) -> std::io::Result<String> {
 }
 
 /// Where the design and the specification first part ways, in words.
-fn disagreement(
-    index: usize,
-    scenario: &Scenario,
-    want: &Replayed,
-    got: &Replayed,
-) -> Option<String> {
+fn disagreement(index: usize, trace: &Trace, want: &Replayed, got: &Replayed) -> Option<String> {
     match (want, got) {
         (Replayed::Outcomes(w), Replayed::Outcomes(g)) => {
             let step = w.iter().zip(g).position(|(a, b)| a != b)?;
             Some(format!(
-                "scenario {index}, step {}: {} returned \"{}\"; the specification says \"{}\"",
+                "trace {index}, step {}: {} returned \"{}\"; the specification says \"{}\"",
                 step + 1,
-                scenario.ops[step],
+                trace.ops[step],
                 g[step],
                 w[step]
             ))
         }
         (Replayed::Error(w), Replayed::Error(g)) if w == g => None,
         (Replayed::Error(w), _) => Some(format!(
-            "scenario {index}: the specification refuses to build the limiter ({w}), the design built it"
+            "trace {index}: the specification refuses to build the limiter ({w}), the design built it"
         )),
         (_, Replayed::Error(g)) => Some(format!(
-            "scenario {index}: the design refused to build the limiter ({g}), the specification builds it"
+            "trace {index}: the design refused to build the limiter ({g}), the specification builds it"
         )),
     }
 }

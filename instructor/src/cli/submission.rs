@@ -13,7 +13,7 @@
 //!    reach (`ratelimit_lab::reference`, `::model`, `::catalog`) is told so in one line each.
 //! 2. Each test binary is listed (`--list`); those that hold the conformance suite run its
 //!    checks, with the report directory set, so every check's result is on disk as soon as it
-//!    finishes and every running check is marked (see `ratelimit_lab::suite::_runner_support::running`).
+//!    finishes and every running check is marked (see `ratelimit_lab::suite::_runner_support::marks`).
 //! 3. The run ends by itself or is killed at the test limit. Its records are held against
 //!    libtest's own outcome lines ([`outcomes`](super::outcomes)): a record libtest does not
 //!    confirm is refused. The reports are completed with an error entry for every check
@@ -26,7 +26,7 @@ use std::process::{Child, Command, ExitCode, ExitStatus, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use ratelimit_lab::suite::_runner_support::running::still_running;
+use ratelimit_lab::suite::_runner_support::marks::still_running;
 use ratelimit_lab::suite::_runner_support::unfinished::{
     check_of, complete, merge, not_graded, Ending, Leftovers,
 };

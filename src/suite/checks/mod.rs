@@ -6,9 +6,9 @@
 
 pub(crate) mod arithmetic;
 pub(crate) mod concurrency;
+pub(crate) mod examples;
 pub(crate) mod lesson_fixtures;
 pub(crate) mod properties;
 pub(crate) mod races;
-pub(crate) mod scenarios;
 pub(crate) mod stress;
 pub(crate) mod table;

@@ -4,9 +4,9 @@ use crate::suite::host::subject::Subject;
 
 use crate::suite::checks::arithmetic;
 use crate::suite::checks::concurrency;
+use crate::suite::checks::examples;
 use crate::suite::checks::lesson_fixtures;
 use crate::suite::checks::properties;
-use crate::suite::checks::scenarios;
 use crate::suite::core::failure::Failure;
 use crate::Mistake;
 use crate::{Invariant, Requirement};
@@ -56,53 +56,53 @@ pub struct CheckInfo {
 macro_rules! __suite_checks {
     ($($mode:tt)*) => {
         $crate::__suite_checks_apply! { [$($mode)*]
-            c01 seed_trace_table: R1, Some(I1), Some(DroppedFraction), Scenario, 2, scenarios,
+            c01 seed_trace_table: R1, Some(I1), Some(DroppedFraction), Scenario, 2, examples,
                 "the seed's trace table: burst, rejection with retry 500000000, half a token kept, admission at 500 ms";
-            c02 seed_burst_then_retry: R1, Some(I1), Some(RetryEstimate), Scenario, 2, scenarios,
+            c02 seed_burst_then_retry: R1, Some(I1), Some(RetryEstimate), Scenario, 2, examples,
                 "worked example 1: capacity 10, rate 2, cost 10 then 1 at t=0 gives retry 500000000";
-            c03 seed_cutover_one_token: R4, Some(I4), Some(RetroactiveRate), Scenario, 2, scenarios,
+            c03 seed_cutover_one_token: R4, Some(I4), Some(RetroactiveRate), Scenario, 2, examples,
                 "worked example 2: one token at cutover, not two or twenty; one more by 0.75 s";
-            c04 seed_change_exercise: R1, Some(I1), Some(DroppedFraction), Scenario, 2, scenarios,
+            c04 seed_change_exercise: R1, Some(I1), Some(DroppedFraction), Scenario, 2, examples,
                 "change exercise: capacity 1, rate 3 first passes at 333333334 ns, not 333333333";
-            c05 r1_new_key_starts_full: R1, Some(I1), None, Scenario, 1, scenarios,
+            c05 r1_new_key_starts_full: R1, Some(I1), None, Scenario, 1, examples,
                 "a key seen for the first time starts with the full capacity";
-            c06 r1_boundaries_are_exact: R1, Some(I1), Some(DroppedFraction), Scenario, 1, scenarios,
+            c06 r1_boundaries_are_exact: R1, Some(I1), Some(DroppedFraction), Scenario, 1, examples,
                 "499999999 ns at rate 2 is not a token; 500000000 ns is";
-            c07 r1_fractional_credit_is_kept: R1, Some(I1), Some(DroppedFraction), Scenario, 1, scenarios,
+            c07 r1_fractional_credit_is_kept: R1, Some(I1), Some(DroppedFraction), Scenario, 1, examples,
                 "rejections keep fractional credit exactly (checks every 250 ms at rate 2 do pass)";
-            c08 r1_no_burst_across_a_second_boundary: R1, Some(I1), Some(WindowReset), Scenario, 1, scenarios,
+            c08 r1_no_burst_across_a_second_boundary: R1, Some(I1), Some(WindowReset), Scenario, 1, examples,
                 "ten just before a second boundary and ten just after do not all pass";
-            c09 r1_refill_stops_at_capacity: R1, Some(I1), None, Scenario, 1, scenarios,
+            c09 r1_refill_stops_at_capacity: R1, Some(I1), None, Scenario, 1, examples,
                 "a long idle period banks at most the capacity";
-            c10 r1_retry_after_is_a_ceiling: R1, None, Some(RetryEstimate), Scenario, 1, scenarios,
+            c10 r1_retry_after_is_a_ceiling: R1, None, Some(RetryEstimate), Scenario, 1, examples,
                 "retry_after_nanos is the exact ceiling and saturates at MAX_QUANTITY";
-            c11 r1_whole_tokens_are_floored: R1, None, Some(DroppedFraction), Scenario, 1, scenarios,
+            c11 r1_whole_tokens_are_floored: R1, None, Some(DroppedFraction), Scenario, 1, examples,
                 "whole_tokens is the floor of the exact balance";
-            c12 r1_invalid_input_is_refused: R1, None, Some(InputValidation), Scenario, 1, scenarios,
+            c12 r1_invalid_input_is_refused: R1, None, Some(InputValidation), Scenario, 1, examples,
                 "blank keys (Java's white space) and impossible costs are refused, the key first";
-            c13 r1_errors_change_nothing: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
+            c13 r1_errors_change_nothing: R1, None, Some(MutationBeforeValidation), Scenario, 1, examples,
                 "a refused call changes no balance, no observed time and no key";
-            c14 r1_time_reversal_is_refused: R1, Some(I1), Some(StaleTime), Scenario, 1, scenarios,
+            c14 r1_time_reversal_is_refused: R1, Some(I1), Some(StaleTime), Scenario, 1, examples,
                 "every method refuses a time below the observed time; equal times are fine";
-            c15 r1_errors_win_in_order: R1, None, Some(MutationBeforeValidation), Scenario, 1, scenarios,
+            c15 r1_errors_win_in_order: R1, None, Some(MutationBeforeValidation), Scenario, 1, examples,
                 "when several errors apply: key, then cost, then time, then key capacity; time before version";
-            c16 r1_extremes_are_exact: R1, Some(I1), Some(UncheckedFixedPoint), Scenario, 1, scenarios,
+            c16 r1_extremes_are_exact: R1, Some(I1), Some(UncheckedFixedPoint), Scenario, 1, examples,
                 "MAX_QUANTITY capacity, rate and cost and times near u64::MAX come out exactly";
-            c17 r3_key_capacity_is_enforced: R3, Some(I3), Some(UntrackedKeys), Scenario, 1, scenarios,
+            c17 r3_key_capacity_is_enforced: R3, Some(I3), Some(UntrackedKeys), Scenario, 1, examples,
                 "at max_keys a new key gets KeyCapacityReached and existing keys keep working";
-            c18 r3_evict_full_drops_only_full_buckets: R3, Some(I3), Some(IdleEviction), Scenario, 2, scenarios,
+            c18 r3_evict_full_drops_only_full_buckets: R3, Some(I3), Some(IdleEviction), Scenario, 2, examples,
                 "evict_full keeps depleted keys (0.5 s) and drops full ones (5.5 s)";
-            c19 r3_eviction_makes_room: R3, Some(I3), Some(IdleEviction), Scenario, 1, scenarios,
+            c19 r3_eviction_makes_room: R3, Some(I3), Some(IdleEviction), Scenario, 1, examples,
                 "after evicting a full key a new key fits; a refilled key comes back full";
-            c20 r3_zero_max_keys_is_refused: R3, Some(I3), Some(UntrackedKeys), Scenario, 1, scenarios,
+            c20 r3_zero_max_keys_is_refused: R3, Some(I3), Some(UntrackedKeys), Scenario, 1, examples,
                 "new(policy, 0) is InvalidMaxKeys and a new limiter tracks no keys";
-            c21 r4_cutover_refills_under_the_old_rate: R4, Some(I4), Some(RetroactiveRate), Scenario, 2, scenarios,
+            c21 r4_cutover_refills_under_the_old_rate: R4, Some(I4), Some(RetroactiveRate), Scenario, 2, examples,
                 "credit before a cutover is earned at the old rate, faster or slower";
-            c22 r4_cutover_clamps_and_never_tops_up: R4, Some(I4), Some(CapacityTopUp), Scenario, 2, scenarios,
+            c22 r4_cutover_clamps_and_never_tops_up: R4, Some(I4), Some(CapacityTopUp), Scenario, 2, examples,
                 "a capacity increase grants nothing, a decrease clamps, a spent bucket stays spent";
-            c23 r4_new_keys_start_at_the_new_capacity: R4, Some(I4), None, Scenario, 1, scenarios,
+            c23 r4_new_keys_start_at_the_new_capacity: R4, Some(I4), None, Scenario, 1, examples,
                 "keys first seen after a cutover start at the new capacity; costs are checked against it";
-            c24 r4_stale_versions_are_refused: R4, Some(I4), Some(UnguardedVersion), Scenario, 2, scenarios,
+            c24 r4_stale_versions_are_refused: R4, Some(I4), Some(UnguardedVersion), Scenario, 2, examples,
                 "stale expected versions and non-increasing next versions are refused";
             c25 r1_refill_in_two_steps_equals_one: R1, Some(I1), Some(DroppedFraction), Property, 2, arithmetic,
                 "quickcheck: a rejected call in between changes no later outcome (one long refill equals two short ones)";

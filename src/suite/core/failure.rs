@@ -24,7 +24,7 @@ pub struct TraceRow {
 /// A failing sequential trace in replayable form: the limiter's configuration, the calls,
 /// and what the design returned for each call it completed.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Replay {
+pub struct FailingTrace {
     /// The policy the limiter was built with.
     pub policy: Policy,
     /// The key bound it was built with.
@@ -51,7 +51,7 @@ pub struct Failure {
     /// The seed mistake this failure most resembles, if one does.
     pub mistake: Option<Mistake>,
     /// The trace in replayable form, for sequential failures.
-    pub replay: Option<Replay>,
+    pub replay: Option<FailingTrace>,
     /// The known wrong designs that return exactly what this design returned on the
     /// replay, most relevant first.
     pub resembles: Vec<Lookalike>,
@@ -98,7 +98,7 @@ impl Failure {
     }
 
     /// Attaches the replayable trace.
-    pub fn with_replay(mut self, replay: Replay) -> Failure {
+    pub fn with_replay(mut self, replay: FailingTrace) -> Failure {
         self.replay = Some(replay);
         self
     }

@@ -14,9 +14,9 @@ use crate::{Mistake, Requirement};
 use crate::suite::diagnose::battery::{consistent, departs_on};
 use crate::suite::host::subject::Build;
 
+use crate::suite::core::failure::FailingTrace;
 use crate::suite::core::failure::Failure;
 use crate::suite::core::failure::Lookalike;
-use crate::suite::core::failure::Replay;
 
 /// A known wrong design a failing trace is compared against.
 #[derive(Clone, Copy)]
@@ -44,11 +44,11 @@ impl std::fmt::Debug for Suspect {
 
 /// The suspects that return exactly the outcomes `replay` recorded, in the order given.
 /// Panics inside a suspect are caught and count as no match.
-pub fn resembling<'a>(suspects: &'a [Suspect], replay: &Replay) -> Vec<&'a Suspect> {
+pub fn resembling<'a>(suspects: &'a [Suspect], replay: &FailingTrace) -> Vec<&'a Suspect> {
     suspects.iter().filter(|s| reproduces(s, replay)).collect()
 }
 
-fn reproduces(suspect: &Suspect, replay: &Replay) -> bool {
+fn reproduces(suspect: &Suspect, replay: &FailingTrace) -> bool {
     if replay.observed.is_empty() {
         return false;
     }

@@ -1,7 +1,7 @@
 //! The design a check runs on, with its type erased.
 //!
 //! The suite's entry points are generic over the design ([`grade`](crate::suite::grade),
-//! [`run_check`](crate::suite::run::runner::run_check), the `conformance_suite!` tests), but the checks themselves
+//! [`run_check`](crate::suite::run::isolation::run_check), the `conformance_suite!` tests), but the checks themselves
 //! are not: each entry point turns its type into a [`Subject`] (how to build one instance
 //! behind a `Box<dyn Limiter>`) and hands that to checks compiled once. A crate that grades
 //! sixty designs, or a learner's crate that grades one, compiles the suite once rather than

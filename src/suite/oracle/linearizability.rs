@@ -31,7 +31,7 @@ pub struct Event {
 /// Why a history has no legal order: the longest legal prefix found and, after it, what each
 /// event that could come next would have returned.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Verdict {
+pub struct NoLegalOrder {
     /// Indices (into the history) of the longest legal prefix.
     pub longest_prefix: Vec<usize>,
     /// For each event that real time allows next after that prefix: its index and the
@@ -43,11 +43,11 @@ pub struct Verdict {
 ///
 /// # Errors
 ///
-/// A [`Verdict`] when no legal order exists. Histories longer than 64 events are not
+/// A [`NoLegalOrder`] when no legal order exists. Histories longer than 64 events are not
 /// supported and are reported as a verdict with no prefix.
-pub(crate) fn check(start: &Model, history: &[Event]) -> Result<Vec<usize>, Verdict> {
+pub(crate) fn check(start: &Model, history: &[Event]) -> Result<Vec<usize>, NoLegalOrder> {
     if history.len() > 64 {
-        return Err(Verdict {
+        return Err(NoLegalOrder {
             longest_prefix: Vec::new(),
             blocked: Vec::new(),
         });
@@ -70,7 +70,7 @@ pub(crate) fn check(start: &Model, history: &[Event]) -> Result<Vec<usize>, Verd
     let blocked = candidates(history, done)
         .map(|i| (i, state.step(&history[i].op).1))
         .collect();
-    Err(Verdict {
+    Err(NoLegalOrder {
         longest_prefix: search.best,
         blocked,
     })
@@ -211,7 +211,7 @@ pub fn history_table(history: &[Event]) -> String {
 
 /// A reading of a verdict: the legal prefix and the specification's state after it (from
 /// `start`), then why no event can follow it.
-pub(crate) fn explain(start: &Model, history: &[Event], verdict: &Verdict) -> String {
+pub(crate) fn explain(start: &Model, history: &[Event], verdict: &NoLegalOrder) -> String {
     let mut out = String::new();
     let prefix: Vec<String> = verdict
         .longest_prefix

@@ -219,7 +219,7 @@ mod tests {
     fn a_failure_the_probe_cannot_reproduce_is_kept_as_it_was() {
         let policy = Policy::new(1, 10, 2).expect("valid");
         let mut f = Failure::new("a check's own assertion");
-        f.replay = Some(crate::suite::core::failure::Replay {
+        f.replay = Some(crate::suite::core::failure::FailingTrace {
             policy,
             max_keys: 8,
             ops: vec![allow("k", 1, 0)],

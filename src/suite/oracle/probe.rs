@@ -6,8 +6,8 @@ use crate::suite::host::subject::Subject;
 use crate::model::{Model, Op, Outcome};
 use crate::{LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
+use crate::suite::core::failure::FailingTrace;
 use crate::suite::core::failure::Failure;
-use crate::suite::core::failure::Replay;
 use crate::suite::core::failure::TraceRow;
 use crate::suite::core::panics::guarded;
 use crate::suite::oracle::difference::{difference_note, removed_keys, snapshot_change};
@@ -41,7 +41,7 @@ pub struct Probe {
     design: Box<dyn Limiter>,
     model: Model,
     rows: Vec<TraceRow>,
-    replay: Replay,
+    replay: FailingTrace,
 }
 
 impl std::fmt::Debug for Probe {
@@ -77,7 +77,7 @@ impl Probe {
             design: build(subject, policy, max_keys)?,
             model,
             rows: Vec::new(),
-            replay: Replay {
+            replay: FailingTrace {
                 policy,
                 max_keys,
                 ops: Vec::new(),

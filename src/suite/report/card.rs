@@ -217,9 +217,9 @@ impl Report {
     fn row(
         &self,
         label: &str,
-        pick: impl Fn(&crate::suite::run::runner::CheckResult) -> bool,
+        pick: impl Fn(&crate::suite::run::isolation::CheckResult) -> bool,
     ) -> (String, String, String) {
-        let picked: Vec<&crate::suite::run::runner::CheckResult> = self
+        let picked: Vec<&crate::suite::run::isolation::CheckResult> = self
             .results
             .iter()
             .map(|(_, r)| r)
@@ -242,11 +242,11 @@ mod tests {
 
     use super::*;
     use crate::suite::checks::table::CHECKS;
+    use crate::suite::core::failure::FailingTrace;
     use crate::suite::core::failure::Failure;
     use crate::suite::core::failure::Lookalike;
-    use crate::suite::core::failure::Replay;
-    use crate::suite::run::runner::CheckResult;
-    use crate::suite::run::runner::Status;
+    use crate::suite::run::isolation::CheckResult;
+    use crate::suite::run::isolation::Status;
     use crate::Mistake;
     use crate::Policy;
 
@@ -261,7 +261,7 @@ mod tests {
                     None => Status::Passed,
                     Some((_, like)) => {
                         let mut f = Failure::new("it went wrong");
-                        f.replay = Some(Replay {
+                        f.replay = Some(FailingTrace {
                             policy: Policy::new(1, 10, 2).expect("valid"),
                             max_keys: 8,
                             ops: Vec::new(),

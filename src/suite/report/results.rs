@@ -14,7 +14,7 @@ use crate::suite::checks::table::CheckInfo;
 use crate::suite::checks::table::CHECKS;
 use crate::suite::core::backend::Backend;
 use crate::suite::report::test_code::test_code;
-use crate::suite::run::runner::{CheckResult, Status};
+use crate::suite::run::isolation::{CheckResult, Status};
 
 /// The results of one design (or one invocation of the suite), in suite order.
 #[derive(Clone, Debug, Default)]

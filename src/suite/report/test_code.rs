@@ -61,7 +61,7 @@ pub(crate) fn test_code(
 mod tests {
     use super::*;
     use crate::suite::checks::table::find;
-    use crate::suite::core::failure::{Replay, TraceRow};
+    use crate::suite::core::failure::{FailingTrace, TraceRow};
     use crate::Policy;
 
     #[test]
@@ -88,7 +88,7 @@ mod tests {
                 row(1, "allowed", "allowed"),
                 row(2, "rejected", "allowed"),
             ])
-            .with_replay(Replay {
+            .with_replay(FailingTrace {
                 policy: Policy::new(1, 10, 2).expect("a policy"),
                 max_keys: 100,
                 ops: vec![

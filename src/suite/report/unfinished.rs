@@ -36,7 +36,7 @@ pub enum Ending {
 
 /// What a test process left behind: the reports it wrote (if any), the suite's tests it was
 /// given, and those still marked as running when it ended (see
-/// [`running`](crate::suite::run::running)).
+/// [`running`](crate::suite::run::marks)).
 #[derive(Clone, Debug, Default)]
 pub struct Leftovers {
     /// Its Exercism report, if it wrote one that parses.

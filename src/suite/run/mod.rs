@@ -3,6 +3,6 @@
 //!
 //! Imports the layers before it: `core` to `diagnose`.
 
-pub(crate) mod runner;
-pub mod running;
+pub(crate) mod isolation;
+pub mod marks;
 pub(crate) mod wait;

@@ -5,7 +5,7 @@ use crate::{Model, Op, Outcome};
 
 /// A limiter's starting configuration and the operations applied to it, in order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Scenario {
+pub struct Trace {
     /// The policy the limiter is built with.
     pub policy: Policy,
     /// The bound on tracked keys.
@@ -14,7 +14,7 @@ pub struct Scenario {
     pub ops: Vec<Op>,
 }
 
-impl Scenario {
+impl Trace {
     /// The outcomes the specification gives for every operation, in order.
     ///
     /// # Errors
