@@ -81,6 +81,7 @@ pub mod _runner_support {
 }
 
 pub use self::core::budget::Coverage;
+pub use self::core::cause::Cause;
 pub use self::core::failure::{FailingTrace, Failure, Lookalike, TraceRow};
 pub use crate::{Invariant, Mistake, Requirement};
 pub use checks::table::{find, CheckInfo, Kind, CHECKS};

@@ -16,6 +16,7 @@ use quickcheck::{Gen, QuickCheck, TestResult};
 
 use crate::{Decision, Limiter, Policy, MAX_QUANTITY, UNITS_PER_TOKEN};
 
+use crate::suite::core::cause::Cause;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::core::failure::TraceRow;
@@ -189,7 +190,8 @@ fn retry_tight(raw: Raw) -> TestResult {
                 "a rejection at {} ns reported retry_after_nanos 0: the same request would still fail then",
                 input.t
             ))
-            .with_property_trace(first.rows));
+            .with_property_trace(first.rows)
+            .because(Cause::quantity("allow", "retry_after_nanos", false)));
         }
         let Some(at) = input.t.checked_add(d.retry_after_nanos) else {
             return Ok(TestResult::discard());
@@ -202,7 +204,8 @@ fn retry_tight(raw: Raw) -> TestResult {
                 "retry_after_nanos {} is too early: asking again at {at} ns was still rejected",
                 d.retry_after_nanos
             ))
-            .with_property_trace(on_time.rows));
+            .with_property_trace(on_time.rows)
+            .because(Cause::quantity("allow", "retry_after_nanos", false)));
         }
         let mut early = Run::new(subject, policy)?;
         prefix(&mut early)?;
@@ -213,7 +216,8 @@ fn retry_tight(raw: Raw) -> TestResult {
                 d.retry_after_nanos,
                 at - 1
             ))
-            .with_property_trace(early.rows));
+            .with_property_trace(early.rows)
+            .because(Cause::quantity("allow", "retry_after_nanos", true)));
         }
         Ok(TestResult::passed())
     })())
@@ -250,7 +254,16 @@ fn whole_tokens(raw: Raw) -> TestResult {
                 d.allowed,
                 d.whole_tokens
             ))
-            .with_property_trace(run.rows));
+            .with_property_trace(run.rows)
+            .because(if d.allowed != allowed {
+                Cause::new(if d.allowed {
+                    "allow admitted a request the specification rejects"
+                } else {
+                    "allow rejected a request the specification admits"
+                })
+            } else {
+                Cause::quantity("allow", "whole_tokens", d.whole_tokens > whole)
+            }));
         }
         Ok(TestResult::passed())
     })())

@@ -165,7 +165,8 @@ pub(crate) fn allowed(e: &Event) -> bool {
 /// A race on real threads shows in some rounds and not in others, so a round that shows one
 /// does not end the check: the failure is the first round's, and its summary says in how many
 /// of the rounds the race showed, with the advice to explore the design under shuttle, whose
-/// search does not depend on luck. A panic of the design, or a check that cannot run, ends
+/// search does not depend on luck. A panic of the design, a difference the calls show one
+/// at a time (the design is wrong without concurrency), or a check that cannot run, ends
 /// the rounds at once.
 pub(crate) fn stress(
     rounds: u64,
@@ -186,7 +187,9 @@ pub(crate) fn stress(
         budget.ran_round();
         match verdict {
             Ok(()) => {}
-            Err(failure) if failure.panicked => return Err(failure),
+            // A panic, or a difference found one call at a time (it carries a sequential
+            // trace), is no race: it ends the rounds at once and is reported as it is.
+            Err(failure) if failure.panicked || failure.replay.is_some() => return Err(failure),
             Err(failure) => {
                 shown += 1;
                 first.get_or_insert(failure);

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::model::{Op, Outcome};
 use crate::{Policy, Snapshot};
 
+use crate::suite::core::cause::Cause;
 use crate::Mistake;
 
 /// One row of a failing trace: what was called, what the specification returns, what the
@@ -61,6 +62,10 @@ pub struct Failure {
     /// Where the trace's expected outcomes come from, named in its column header:
     /// `specification` (the default) or `property` (a property check's own expectation).
     pub expected_by: &'static str,
+    /// The quantity wrong and which way, when the failure is a plain difference from the
+    /// specification: failures with equal causes show one slip of the design.
+    #[serde(skip)]
+    pub cause: Option<Cause>,
 }
 
 impl Failure {
@@ -75,6 +80,7 @@ impl Failure {
             resembles: Vec::new(),
             panicked: false,
             expected_by: "specification",
+            cause: None,
         }
     }
 
@@ -116,6 +122,12 @@ impl Failure {
             Some(d) if !d.is_empty() => format!("{d}\n{line}"),
             _ => line,
         });
+        self
+    }
+
+    /// Attaches its cause.
+    pub fn because(mut self, cause: Cause) -> Failure {
+        self.cause = Some(cause);
         self
     }
 

@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub(crate) mod budget;
+pub(crate) mod cause;
 pub mod env;
 pub(crate) mod failure;
 pub mod generate;

@@ -58,6 +58,25 @@ pub(crate) fn shrunk(subject: Subject, failure: Failure) -> Failure {
             None => i += 1,
         }
     }
+    // Two requests of one key at one time before the last call become one request of both
+    // costs (ten spends of one token become one spend of ten), as long as the failure stays.
+    let mut i = 0;
+    while i + 2 < ops.len() {
+        match merged(&ops[i], &ops[i + 1]) {
+            Some(one) => {
+                let mut candidate = ops.clone();
+                candidate.splice(i..i + 2, [one]);
+                match fails(&candidate) {
+                    Some(f) => {
+                        ops = candidate;
+                        best = f;
+                    }
+                    None => i += 1,
+                }
+            }
+            None => i += 1,
+        }
+    }
     // The last call is the failure's own; only the calls before it are simplified.
     for i in 0..ops.len().saturating_sub(1) {
         for simpler in simpler_ops(&ops[i]) {
@@ -108,6 +127,25 @@ fn fails_at_last(
         }
     }
     None
+}
+
+/// One request for the key and time of two consecutive requests `a` and `b`, costing both.
+fn merged(a: &Op, b: &Op) -> Option<Op> {
+    match (a, b) {
+        (
+            Op::Allow { key, cost, now },
+            Op::Allow {
+                key: key_b,
+                cost: cost_b,
+                now: now_b,
+            },
+        ) if key == key_b && now == now_b => Some(Op::Allow {
+            key: key.clone(),
+            cost: cost.checked_add(*cost_b)?,
+            now: *now,
+        }),
+        _ => None,
+    }
 }
 
 /// Simpler versions of `op`, simplest first: times and costs of 1 or halved, times of 0.
@@ -213,6 +251,21 @@ mod tests {
         assert!(
             fails_at_last(Subject::of::<FloorRetryEstimate>(), policy, 8, &replay.ops).is_some()
         );
+    }
+
+    #[test]
+    fn requests_of_one_key_at_one_time_merge_into_one() {
+        // The twenty contenders' calls one at a time: ten spends of one token empty the
+        // bucket, and the eleventh's retry (a third of a second) is early. One spend of ten shows it as well.
+        let policy = Policy::new(1, 10, 3).expect("valid");
+        let ops: Vec<Op> = (0..11).map(|_| allow("k", 1, 0)).collect();
+        let subject = Subject::of::<FloorRetryEstimate>();
+        let before = failing(subject, policy, &ops);
+        assert_eq!(before.trace.len(), 11);
+        let after = shrunk(subject, before);
+        let replay = after.replay.as_ref().expect("a replay");
+        assert_eq!(replay.ops, [allow("k", 10, 0), allow("k", 1, 0)]);
+        assert_eq!(after.trace.len(), 2);
     }
 
     #[test]

@@ -6,12 +6,14 @@ use crate::suite::host::subject::Subject;
 use crate::model::{Model, Op, Outcome};
 use crate::{LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
+use crate::model::same_state::StateDifference;
+use crate::suite::core::cause::{call_name, Cause};
 use crate::suite::core::failure::FailingTrace;
 use crate::suite::core::failure::Failure;
 use crate::suite::core::failure::TraceRow;
 use crate::suite::core::panics::guarded;
 use crate::suite::oracle::difference::{difference_note, removed_keys, snapshot_change};
-use crate::Mistake;
+use crate::{Invariant, Mistake};
 
 /// Builds a design, reporting an error or a panic as a failure.
 pub(crate) fn build(
@@ -183,7 +185,8 @@ impl Probe {
             Err(msg) => {
                 return Err(self
                     .fail(format!("step {step}: {op} panicked: {msg}"))
-                    .as_panic())
+                    .as_panic()
+                    .because(Cause::new(format!("{} panicked: {msg}", call_name(&op)))))
             }
         };
         if got != expected {
@@ -191,7 +194,8 @@ impl Probe {
                 .fail(format!(
                     "step {step}: {op} returned \"{got}\"; the specification says \"{expected}\""
                 ))
-                .with_detail(difference_note(&expected, &got)));
+                .with_detail(difference_note(&expected, &got))
+                .because(Cause::of_outcome(&op, &expected, &got)));
         }
         self.check_key_count(step)?;
         if let (Some(before), Outcome::Error(e)) = (&before, &expected) {
@@ -206,7 +210,11 @@ impl Probe {
                     .fail(format!(
                         "step {step}: {op} returned the error \"{e}\" but changed the state: {change}"
                     ))
-                    .resembling(Mistake::MutationBeforeValidation));
+                    .resembling(Mistake::MutationBeforeValidation)
+                    .because(Cause::new(format!(
+                        "{} returned an error but changed the state",
+                        call_name(&op)
+                    ))));
             }
         }
         self.check_snapshot(step)?;
@@ -241,12 +249,18 @@ impl Probe {
                     "I3: after step {step} key_count() is {got}, above max_keys {}",
                     self.model.max_keys()
                 ))
-                .resembling(Mistake::UntrackedKeys));
+                .resembling(Mistake::UntrackedKeys)
+                .because(Cause::breaking("key_count() above max_keys", Invariant::I3)));
         }
         if got != expected {
-            return Err(self.fail(format!(
-                "after step {step} key_count() is {got}; the specification tracks {expected} keys"
-            )));
+            let way = if got > expected { "more" } else { "fewer" };
+            return Err(self
+                .fail(format!(
+                    "after step {step} key_count() is {got}; the specification tracks {expected} keys"
+                ))
+                .because(Cause::new(format!(
+                    "the design tracks {way} keys than the specification"
+                ))));
         }
         Ok(())
     }
@@ -264,33 +278,67 @@ impl Probe {
         let cap = u128::from(policy.capacity()) * u128::from(UNITS_PER_TOKEN);
         for (key, b) in &got.buckets {
             if b.units > cap {
-                return Err(self.fail(format!(
-                    "I1: after step {step} the snapshot stores {} units for {key:?}, above capacity {} × 10⁹",
-                    b.units,
-                    policy.capacity()
-                )));
+                return Err(self
+                    .fail(format!(
+                        "I1: after step {step} the snapshot stores {} units for {key:?}, above capacity {} × 10⁹",
+                        b.units,
+                        policy.capacity()
+                    ))
+                    .because(Cause::breaking(
+                        "a stored balance above capacity",
+                        Invariant::I1,
+                    )));
             }
             if b.last_nanos > got.observed_nanos {
-                return Err(self.fail(format!(
-                    "after step {step} the snapshot dates {key:?} at {} ns, after the observed time {} ns",
-                    b.last_nanos, got.observed_nanos
-                )));
+                return Err(self
+                    .fail(format!(
+                        "after step {step} the snapshot dates {key:?} at {} ns, after the observed time {} ns",
+                        b.last_nanos, got.observed_nanos
+                    ))
+                    .because(Cause::new("a bucket dated after the observed time")));
             }
         }
         if got.buckets.len() > self.model.max_keys() {
-            return Err(self.fail(format!(
-                "I3: after step {step} the snapshot holds {} buckets, above max_keys {}",
-                got.buckets.len(),
-                self.model.max_keys()
-            )));
+            return Err(self
+                .fail(format!(
+                    "I3: after step {step} the snapshot holds {} buckets, above max_keys {}",
+                    got.buckets.len(),
+                    self.model.max_keys()
+                ))
+                .because(Cause::breaking(
+                    "more stored buckets than max_keys",
+                    Invariant::I3,
+                )));
         }
         if let Err(difference) = crate::model::same_state::compare(&got, &want) {
-            return Err(self.fail(format!(
-                "after step {step} the stored state differs: {difference}"
-            )));
+            let what = stored_difference(&difference);
+            return Err(self
+                .fail(format!(
+                    "after step {step} the stored state differs: {difference}"
+                ))
+                .because(Cause::new(what)));
         }
         self.replay.snapshot = None;
         Ok(())
+    }
+}
+
+/// The cause of a stored state that differs: which part of it, and which way.
+fn stored_difference(difference: &StateDifference) -> String {
+    let way = |more: bool| if more { "above" } else { "below" };
+    match difference {
+        StateDifference::Policy { .. } => {
+            "the stored policy differs from the specification's".into()
+        }
+        StateDifference::Observed { got, want } => format!(
+            "the stored observed time is {} the specification's",
+            way(got > want)
+        ),
+        StateDifference::Keys { .. } => "the stored keys differ from the specification's".into(),
+        StateDifference::Balance { got, want, .. } => format!(
+            "a stored balance is {} the specification's at the observed time",
+            way(got > want)
+        ),
     }
 }
 

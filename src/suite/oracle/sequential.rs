@@ -5,6 +5,7 @@
 use crate::model::Op;
 use crate::suite::core::failure::Failure;
 use crate::suite::host::subject::Subject;
+use crate::suite::oracle::minimal::shrunk;
 use crate::suite::oracle::probe::Probe;
 use crate::Policy;
 
@@ -14,7 +15,8 @@ use crate::Policy;
 /// # Errors
 ///
 /// The first difference from the specification (or the design's failure to build), as the
-/// probe reports it.
+/// probe reports it, with its trace shrunk to the calls it needs
+/// ([`shrunk`](crate::suite::oracle::minimal::shrunk)).
 pub(crate) fn one_at_a_time(
     subject: Subject,
     policy: Policy,
@@ -23,7 +25,7 @@ pub(crate) fn one_at_a_time(
 ) -> Result<(), Failure> {
     let mut probe = Probe::of(subject, policy, max_keys)?;
     for op in calls {
-        probe.run(op)?;
+        probe.run(op).map_err(|failure| shrunk(subject, failure))?;
     }
     Ok(())
 }

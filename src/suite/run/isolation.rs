@@ -11,6 +11,7 @@ use crate::Limiter;
 
 use crate::suite::checks::table::{dispatch, find, CheckInfo, Kind};
 use crate::suite::core::backend::Backend;
+use crate::suite::core::cause::Cause;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::core::panics::guarded;
@@ -83,15 +84,46 @@ impl CheckResult {
         }
     }
 
+    /// The invariant to name beside the requirement: for a failure whose cause is known, the
+    /// one that cause breaks (none for a wrong answer such as a retry estimate); otherwise
+    /// the one the check guards.
+    pub fn invariant(&self) -> Option<crate::Invariant> {
+        match &self.status {
+            Status::Failed(Failure {
+                cause: Some(cause), ..
+            }) => cause.breaks,
+            _ => self.check.invariant,
+        }
+    }
+
+    /// The cause of its failure, when it failed with a known one.
+    pub fn cause(&self) -> Option<&crate::suite::core::cause::Cause> {
+        match &self.status {
+            Status::Failed(f) => f.cause.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Two lines for a failure whose cause the check `earlier` (a test name) explains in
+    /// full: what this check checks, and where its cause is shown.
+    pub fn same_cause_as(&self, earlier: &str) -> String {
+        let c = &self.check;
+        crate::suite::core::failure::fitted(&format!(
+            "{} ({}): FAILED, same cause as {earlier}: see its explanation\n  checks: {}\n",
+            c.name, c.requirement, c.guards
+        ))
+    }
+
     /// The full explanation for a person: what is guarded, what broke, the minimal trace, the
     /// seed mistake and hint, and `rerun`, the command that runs just this check.
     pub fn explain(&self, rerun: &str) -> String {
         let c = &self.check;
+        let invariant = self.invariant();
         let mut out = format!(
             "{} ({}{}): {}\n  {}: {}\n",
             c.name,
             c.requirement,
-            c.invariant.map(|i| format!(", {i}")).unwrap_or_default(),
+            invariant.map(|i| format!(", {i}")).unwrap_or_default(),
             match self.status {
                 Status::Passed => "passed",
                 Status::Failed(_) => "FAILED",
@@ -100,7 +132,7 @@ impl CheckResult {
             c.requirement,
             c.requirement.text()
         );
-        if let Some(i) = c.invariant {
+        if let Some(i) = invariant {
             out.push_str(&format!("  {i}: {}\n", i.text()));
         }
         out.push_str(&format!("  checks: {}\n\n", c.guards));
@@ -275,7 +307,10 @@ pub(crate) fn run_subject(
                 };
                 match (status, place) {
                     (Status::Failed(f), Some(place)) if f.panicked => {
-                        Status::Failed(f.with_panic_place(&place))
+                        // Panics at one place are one slip, whichever call reached it and
+                        // whatever its message says.
+                        let cause = Cause::new(format!("the design panics at {place}"));
+                        Status::Failed(f.with_panic_place(&place).because(cause))
                     }
                     (status, _) => status,
                 }

@@ -5,4 +5,6 @@
 
 pub(crate) mod isolation;
 pub mod marks;
+pub(crate) mod selection;
+pub(crate) mod settled;
 pub(crate) mod wait;
