@@ -26,6 +26,17 @@ pub struct Policy {
     tokens_per_second: u64,
 }
 
+/// A policy in words: `v2, capacity 20, 4 tokens/s`.
+impl std::fmt::Display for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "v{}, capacity {}, {} tokens/s",
+            self.version, self.capacity, self.tokens_per_second
+        )
+    }
+}
+
 impl Policy {
     /// Builds a policy.
     ///

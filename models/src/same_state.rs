@@ -140,12 +140,7 @@ pub fn balances(s: &Snapshot) -> BTreeMap<&str, u128> {
 
 /// A policy in words: `v2, capacity 20, 4 tokens/s`.
 pub fn policy_in_words(p: &Policy) -> String {
-    format!(
-        "v{}, capacity {}, {} tokens/s",
-        p.version(),
-        p.capacity(),
-        p.tokens_per_second()
-    )
+    p.to_string()
 }
 
 /// A stored bucket, raw: `500000000 units as of 0 ns`.

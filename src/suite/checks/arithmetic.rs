@@ -156,7 +156,7 @@ fn two_steps(raw: Raw, mid: u64) -> TestResult {
         )?;
         if one != two {
             return Err(Failure::new(format!(
-                "with {policy:?}: after spending {} at 0, asking {} at {} ns gave \"{}\" directly but \"{}\" after a rejected probe at {mid} ns: a rejection lost or added credit",
+                "with {policy}: after spending {} at 0, asking {} at {} ns gave \"{}\" directly but \"{}\" after a rejected probe at {mid} ns: a rejection lost or added credit",
                 input.spent,
                 input.cost,
                 input.t,
@@ -247,7 +247,7 @@ fn whole_tokens(raw: Raw) -> TestResult {
         let d = run.allow(input.cost, input.t, &expected)?;
         if d.allowed != allowed || d.whole_tokens != whole {
             return Err(Failure::new(format!(
-                "with {policy:?}: the balance at {} ns is {balance} units, so asking {} is {} with floor({after} / 10⁹) = {whole} whole tokens left; the design said allowed={} with {} whole tokens",
+                "with {policy}: the balance at {} ns is {balance} units, so asking {} is {} with floor({after} / 10⁹) = {whole} whole tokens left; the design said allowed={} with {} whole tokens",
                 input.t,
                 input.cost,
                 if allowed { "allowed" } else { "rejected" },

@@ -47,7 +47,7 @@ fn run(subject: Subject, mix: Mix) -> Result<(), Failure> {
                 ),
             };
             let header = format!(
-                "starting from {:?}, max_keys {} ({} operations after shrinking)",
+                "starting from {}, max_keys {} ({} operations after shrinking)",
                 minimal.policy,
                 minimal.max_keys,
                 minimal.ops.len()

@@ -140,7 +140,7 @@ impl Round {
         }
         Err(verdict).map_err(|verdict| {
             Failure::new(format!(
-                "no sequential order of these {} calls gives the results the design returned (starting from {:?}, max_keys {})",
+                "no sequential order of these {} calls gives the results the design returned (starting from {}, max_keys {})",
                 history.len(),
                 self.policy,
                 self.max_keys

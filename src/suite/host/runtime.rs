@@ -115,6 +115,23 @@ pub(crate) enum Search {
     Perturbed(usize),
 }
 
+impl std::fmt::Display for Search {
+    /// The search in words, as a failure names the execution it found: "execution 3 of
+    /// shuttle's random search (1000 schedules)".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Search::Once => f.write_str("a single run"),
+            Search::Random(n) => write!(f, "shuttle's random search ({n} schedules)"),
+            Search::Pct(n, depth) => {
+                write!(f, "shuttle's PCT search ({n} schedules, depth {depth})")
+            }
+            Search::Dfs(n) => write!(f, "shuttle's depth-first search (up to {n} schedules)"),
+            Search::Exhaustive => f.write_str("loom's exhaustive search"),
+            Search::Perturbed(n) => write!(f, "{n} perturbed runs on real threads"),
+        }
+    }
+}
+
 /// Runs `body` under the search; returns the execution (from 1) at which a depth-first
 /// search stopped because the design did not replay (see [`ReplayGuard`]), if it did.
 #[cfg(all(feature = "shuttle", not(loom)))]

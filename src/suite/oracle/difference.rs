@@ -32,7 +32,7 @@ pub(crate) fn snapshot_change(before: &Snapshot, after: Option<&Snapshot>) -> St
     }
     if before.policy != after.policy {
         changes.push(format!(
-            "the policy went from {:?} to {:?}",
+            "the policy went from {} to {}",
             before.policy, after.policy
         ));
     }

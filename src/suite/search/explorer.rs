@@ -38,7 +38,7 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
     };
     if let Some(panic) = found.why.strip_prefix(PANICKED) {
         return Err(Failure::new(format!(
-            "the design panicked in execution {} ({:?}) of a concurrent scenario: {panic}",
+            "the design panicked in execution {} of {} of a concurrent scenario: {panic}",
             found.execution, found.search
         ))
         .with_detail(describe(scenario))
@@ -77,12 +77,12 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
     };
     let summary = if found.why.starts_with(STATE_ONLY) {
         format!(
-            "the outcomes of execution {} ({:?}) of a concurrent scenario have a legal order, but the state it leaves does not",
+            "the outcomes of execution {} of {} of a concurrent scenario have a legal order, but the state it leaves does not",
             found.execution, found.search
         )
     } else {
         format!(
-            "no sequential order explains execution {} ({:?}) of a concurrent scenario",
+            "no sequential order explains execution {} of {} of a concurrent scenario",
             found.execution, found.search
         )
     };
@@ -402,7 +402,7 @@ pub fn replay_subject(subject: Subject, cx: &Counterexample, file: &str) -> Resu
     match find(subject, &cx.scenario, |_, _| Ok(())) {
         None => Ok(()),
         Some(found) => Err(Failure::new(format!(
-            "replayed {file}: execution {} ({:?}) fails again",
+            "replayed {file}: execution {} of {} fails again",
             found.execution, found.search
         ))
         .with_detail(format!("{}\n{}", describe(&cx.scenario), found.why))),
@@ -446,7 +446,7 @@ fn describe(s: &Scenario) -> String {
         }
     };
     let mut out = format!(
-        "scenario: {:?}, max_keys {}\n  init: {}\n",
+        "scenario: {}, max_keys {}\n  init: {}\n",
         s.policy,
         s.max_keys,
         list(&s.init)

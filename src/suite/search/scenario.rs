@@ -92,10 +92,10 @@ pub fn try_execute_subject(subject: Subject, scenario: &Scenario) -> Result<Exec
     crate::suite::core::watch::fresh_execution();
     let design = match guarded(|| subject.build(scenario.policy, scenario.max_keys)) {
         Ok(Ok(design)) => Arc::new(design),
-        Ok(Err(e)) => return Err(format!("the design refused {:?}: {e}", scenario.policy)),
+        Ok(Err(e)) => return Err(format!("the design refused {}: {e}", scenario.policy)),
         Err(panic) => {
             return Err(format!(
-                "new({:?}, max_keys {}) panicked: {panic}",
+                "new({}, max_keys {}) panicked: {panic}",
                 scenario.policy, scenario.max_keys
             ))
         }
