@@ -1,7 +1,6 @@
 //! `grade`: the whole conformance suite run on catalogued designs, one report card row per
 //! design, each outcome held against what the catalog says the suite must conclude.
 
-use std::io::IsTerminal;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -85,9 +84,8 @@ pub fn run(args: &Args) -> ExitCode {
         Ok(selected) => selected,
         Err(message) => return fail(EXIT_USAGE, &message),
     };
-    let progress = args.format == Format::Table && std::io::stderr().is_terminal();
     let started = Instant::now();
-    let graded = grade_all(&selected, args.jobs.get(), progress);
+    let graded = grade_all(&selected, args.jobs.get());
     let total = started.elapsed();
 
     let mut write_errors = Vec::new();
@@ -150,7 +148,10 @@ fn select(names: &[String]) -> Result<Vec<&'static Design>, String> {
 }
 
 /// Grades `designs` with up to `jobs` designs at a time and returns them in the given order.
-fn grade_all(designs: &[&'static Design], jobs: usize, progress: bool) -> Vec<Graded> {
+///
+/// Each design is announced on standard error as it finishes ("graded X (3 of 64) in 1.2 s"),
+/// also when standard error is not a terminal: a piped run shows it is alive.
+fn grade_all(designs: &[&'static Design], jobs: usize) -> Vec<Graded> {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     thread::scope(|scope| {
@@ -179,38 +180,66 @@ fn grade_all(designs: &[&'static Design], jobs: usize, progress: bool) -> Vec<Gr
     drop(tx);
     let mut done: Vec<(usize, Graded)> = Vec::with_capacity(designs.len());
     for (i, g) in rx {
-        if progress {
-            eprintln!(
-                "graded {} ({} of {}) in {:.1} s",
-                g.design.name,
-                done.len() + 1,
-                designs.len(),
-                g.wall.as_secs_f64()
-            );
-        }
+        eprintln!(
+            "graded {} ({} of {}) in {:.1} s",
+            g.design.name,
+            done.len() + 1,
+            designs.len(),
+            g.wall.as_secs_f64()
+        );
         done.push((i, g));
     }
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, g)| g).collect()
 }
 
-/// What the catalog says the suite must conclude, e.g. `correct: passes` or
-/// `wrong: R2, DoubleSpend`.
-fn role_label(role: Role) -> String {
+/// What the catalog says the suite must conclude: `passes`, or `fails R2` for a wrong design
+/// (its catalogued mistake is the design's own name).
+fn expected_label(role: Role) -> String {
     match role {
-        Role::Reference => "reference: passes".to_owned(),
-        Role::Specification => "specification: passes".to_owned(),
-        Role::Correct => "correct: passes".to_owned(),
-        Role::Wrong { breaks, mistake } => format!("wrong: {breaks}, {mistake:?}"),
+        Role::Reference | Role::Specification | Role::Correct => "passes".to_owned(),
+        Role::Wrong { breaks, .. } => format!("fails {breaks}"),
     }
 }
 
-/// `check_name (R2)`, or `-` when every check passed.
-fn first_failure_label(report: &Report) -> String {
+/// What the suite concluded, in the words of [`expected_label`]: `passes`, or `fails R2`
+/// for the requirement of the first failed check in suite order.
+fn outcome_label(report: &Report) -> String {
     match report.first_failure() {
-        Some(r) => format!("{} ({})", r.check.name, r.check.requirement),
-        None => "-".to_owned(),
+        Some(r) => format!("fails {}", r.check.requirement),
+        None => "passes".to_owned(),
     }
+}
+
+/// The lines under the table saying what its columns mean, wrapped at 100 columns.
+fn legend(graded: &[Graded]) -> String {
+    let max = graded.first().map_or(0, |g| g.report.max_score());
+    let checks = graded.first().map_or(0, |g| g.report.results.len());
+    let text = format!(
+        "expected: what the catalog says of the design. TokenBucket is the reference and \
+         ModelLimiter the specification; correct alternatives pass; a catalogued wrong design \
+         fails the requirement it breaks. outcome: passes, or fails the requirement of its first \
+         failed check (the requirement of the step that diverged). score: points earned; each of \
+         the {checks} checks is worth 1 to 4 points, {max} in all, earned only when it passes. \
+         first failure: the first failed check in suite order. mistake named: the seed mistake \
+         the evidence of every failed check singles out (- when none does)."
+    );
+    let mut out = String::from("\n");
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > 100 {
+            out.push_str(&line);
+            out.push('\n');
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
 }
 
 /// The command that regrades one design with every explanation shown.
@@ -235,8 +264,9 @@ fn slowest(graded: &[Graded]) -> Option<&Graded> {
     graded.iter().max_by_key(|g| g.wall)
 }
 
-/// The report card as text: the table, the explanations asked for, the contradictions, the
-/// total time, then the timings table when asked for.
+/// The report card as text: the table (two-space columns, at most 120 wide), a legend, the
+/// explanations asked for, the contradictions, the total time, then the timings table when
+/// asked for.
 fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
     let rows: Vec<Vec<String>> = graded
         .iter()
@@ -244,32 +274,36 @@ fn card(graded: &[Graded], total: Duration, args: &Args) -> String {
             let r = &g.report;
             vec![
                 g.design.name.to_owned(),
-                role_label(g.design.role),
-                format!("{}/{}", r.passed(), r.results.len()),
+                expected_label(g.design.role),
+                outcome_label(r),
                 format!("{}/{}", r.score(), r.max_score()),
-                first_failure_label(r),
+                r.first_failure()
+                    .map_or_else(|| "-".to_owned(), |f| f.check.name.to_owned()),
                 r.diagnosis()
                     .map_or_else(|| "-".to_owned(), |m| format!("{m:?}")),
-                g.wall.as_millis().to_string(),
             ]
         })
         .collect();
-    let mut out = table::render(
+    let mut out = table::render_spaced(
         &[
             "design",
-            "role (expected)",
-            "checks passed",
-            "points",
+            "expected",
+            "outcome",
+            "score",
             "first failure",
-            "matched mistake",
-            "time (ms)",
+            "mistake named",
         ],
         &rows,
     );
+    out.push_str(&legend(graded));
     if args.explain {
         for g in graded {
             if let Some(text) = explanation(g) {
-                out.push_str(&format!("\n== {} ==\n{text}", g.design.name));
+                out.push_str(&format!(
+                    "\n== {} ==\n{}\n{text}",
+                    g.design.name,
+                    g.report.diagnosis_text()
+                ));
             }
         }
     }
@@ -450,13 +484,14 @@ mod tests {
 
     #[test]
     fn roles_name_what_is_expected() {
-        assert_eq!(role_label(Role::Correct), "correct: passes");
+        assert_eq!(expected_label(Role::Correct), "passes");
+        assert_eq!(expected_label(Role::Reference), "passes");
         assert_eq!(
-            role_label(Role::Wrong {
+            expected_label(Role::Wrong {
                 breaks: Requirement::R2,
                 mistake: Mistake::DoubleSpend
             }),
-            "wrong: R2, DoubleSpend"
+            "fails R2"
         );
     }
 }

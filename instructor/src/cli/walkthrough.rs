@@ -12,6 +12,9 @@ use serde::Serialize;
 
 use super::{fail, print_out, table, EXIT_FAILURE, EXIT_USAGE};
 
+/// The widest line printed: tables wrap their cells to fit it.
+const WIDTH: usize = 120;
+
 /// Arguments of `walkthrough`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -92,16 +95,18 @@ fn print_tables(selected: &[&Walkthrough]) -> Result<(), String> {
             .map(|(checked, step)| row(checked, step))
             .collect();
         let mut text = format!(
-            "{}: {}\n{}; max_keys {}\nlesson: {}\n\n",
-            w.id,
-            w.title,
+            "{}{}; max_keys {}\n{}\n",
+            table::wrapped(&format!("{}: {}", w.id, w.title), WIDTH, "  "),
             describe_policy(&w.policy),
             w.max_keys,
-            w.seed
+            table::wrapped(&format!("the lesson's words: {}", w.seed), WIDTH, "  ")
         );
-        text.push_str(&table::render(
+        text.push_str(&table::render_fitted(
             &["step", "action", "outcome", "state after", "invariant"],
             &rows,
+            WIDTH,
+            // The action and the state keep their lines while the prose columns can wrap.
+            &[1, 3],
         ));
         if replay.failure.is_none() {
             text.push_str(&format!(
