@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use crate::catalog::{self, DESIGNS};
 use ratelimit_lab::suite::backend::Backend;
-use ratelimit_lab::suite::counterexample::Counterexample;
+use ratelimit_lab::suite::counterexample::{self, Counterexample};
 use ratelimit_lab::suite::env;
 
 use super::{fail, print_out, EXIT_FAILURE, EXIT_USAGE};
@@ -39,6 +39,14 @@ pub fn run(args: &Args) -> ExitCode {
             ),
         );
     };
+    // A failure's replay line is this command's, not a test run's.
+    let cargo = Backend::current()
+        .cargo("run")
+        .replace("cargo run --release", "cargo run");
+    counterexample::replay_with(format!(
+        "{cargo} --release -- explore --design {} --replay",
+        design.name
+    ));
     if let Some(file) = &args.replay {
         // Read it here first, so that a bad file is one clear error, not one per check.
         if let Err(failure) = Counterexample::load(file) {

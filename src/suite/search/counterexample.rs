@@ -2,11 +2,13 @@
 //!
 //! When a concurrency check fails under shuttle or loom, the shrunk scenario, the backend,
 //! the search that found the failing execution and its number are written as JSON to
-//! `<temp dir>/ratelimit-lab/<check>-<hash>.json`. Setting [`REPLAY`](crate::suite::core::env::REPLAY) to
+//! `<target dir>/ratelimit-lab/counterexamples/<check>-<hash>.json`, in the target directory
+//! of the crate whose tests (or command) ran ([`directory`]). Setting [`REPLAY`](crate::suite::core::env::REPLAY) to
 //! that file and running the same check again, built in the same mode, explores only that
 //! scenario; the searches are seeded (shuttle) or exhaustive in a fixed order (loom), so the
 //! same execution fails again and prints the same report.
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -43,8 +45,8 @@ pub struct Counterexample {
 }
 
 impl Counterexample {
-    /// Writes it under the temporary directory (atomically: a temporary file, then a
-    /// rename) and returns the path. The name holds a hash of the content, so the same
+    /// Writes it in [`directory`] (atomically: a temporary file, then a rename) and returns
+    /// the path. The name holds a hash of the content, so the same
     /// counterexample found twice is one file.
     ///
     /// # Errors
@@ -52,7 +54,7 @@ impl Counterexample {
     /// When the directory cannot be created or the file written.
     pub fn save(&self) -> std::io::Result<PathBuf> {
         let json = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        let dir = std::env::temp_dir().join("ratelimit-lab");
+        let dir = directory();
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(format!(
             "{}-{:016x}.json",
@@ -91,6 +93,52 @@ impl Counterexample {
     }
 }
 
+/// Where counterexamples are saved: `ratelimit-lab/counterexamples` in the cargo target
+/// directory holding the running executable (the nearest ancestor with cargo's
+/// `CACHEDIR.TAG`), so that each crate keeps its own and `cargo clean` removes them; outside a
+/// target directory, `ratelimit-lab` in the system's temporary directory.
+pub fn directory() -> PathBuf {
+    let target = std::env::current_exe().ok().and_then(|exe| {
+        exe.ancestors()
+            .skip(1)
+            .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+            .map(Path::to_path_buf)
+    });
+    match target {
+        Some(target) => target.join("ratelimit-lab").join("counterexamples"),
+        None => std::env::temp_dir().join("ratelimit-lab"),
+    }
+}
+
+/// The command a failure prints to replay a saved counterexample, when not the test run's.
+static REPLAY_COMMAND: OnceLock<String> = OnceLock::new();
+
+/// Makes failures say `{command} FILE` to replay a counterexample, instead of rerunning the
+/// check with [`REPLAY`](env::REPLAY) set: for a command-line tool whose own option replays
+/// one (`ratelimit-lab explore --design X --replay`). The first call in a process wins.
+pub fn replay_with(command: String) {
+    let _ = REPLAY_COMMAND.set(command);
+}
+
+/// The lines that tell how to replay the counterexample saved at `path` for `check`.
+pub(crate) fn how_to_replay(path: &Path, check: &str) -> String {
+    replay_lines(REPLAY_COMMAND.get().map(String::as_str), path, check)
+}
+
+/// [`how_to_replay`] with the command given: `{command} FILE`, or the check's test run with
+/// [`REPLAY`](env::REPLAY) set.
+fn replay_lines(command: Option<&str>, path: &Path, check: &str) -> String {
+    match command {
+        Some(command) => format!("  {command} {}\n", path.display()),
+        None => format!(
+            "  {}={} \\\n  {} \\\n  -- {check}\n",
+            env::REPLAY,
+            path.display(),
+            Backend::current().cargo("test"),
+        ),
+    }
+}
+
 /// FNV-1a, 64 bits: a stable name for a file's content on every machine.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
@@ -119,6 +167,40 @@ pub(crate) fn requested(check: &str) -> Option<Result<(Counterexample, String), 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_replay_line_is_the_command_that_ran_or_the_test_run() {
+        let path = Path::new("/t/ratelimit-lab/counterexamples/c-1.json");
+        assert_eq!(
+            super::replay_lines(Some("cargo run -- explore --design X --replay"), path, "c"),
+            "  cargo run -- explore --design X --replay /t/ratelimit-lab/counterexamples/c-1.json\n"
+        );
+        let test_run = super::replay_lines(None, path, "r3_check");
+        assert!(
+            test_run.starts_with(
+                "  RATELIMIT_LAB_REPLAY=/t/ratelimit-lab/counterexamples/c-1.json \\\n"
+            ),
+            "{test_run}"
+        );
+        assert!(test_run.ends_with("  -- r3_check\n"), "{test_run}");
+    }
+
+    #[test]
+    fn counterexamples_are_kept_in_the_target_directory_of_the_tests() {
+        // This test runs from cargo's target directory, which holds CACHEDIR.TAG.
+        let dir = super::directory();
+        assert!(
+            dir.ends_with("ratelimit-lab/counterexamples"),
+            "{}",
+            dir.display()
+        );
+        let target = dir.parent().and_then(Path::parent);
+        assert!(
+            target.is_some_and(|t| t.join("CACHEDIR.TAG").is_file()),
+            "{}",
+            dir.display()
+        );
+    }
+
     use super::*;
     use crate::model::Op;
     use crate::Policy;

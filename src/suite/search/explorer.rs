@@ -9,11 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::model::Op;
 use crate::suite::core::backend::Backend;
-use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::host::runtime::{in_execution, on_large_stack, run_controlled, searches, Search};
 use crate::suite::oracle::sequential::already_wrong;
-use crate::suite::search::counterexample::Counterexample;
+use crate::suite::search::counterexample::{self, Counterexample};
 use crate::suite::search::race_kind::race_mistake;
 use crate::suite::search::scenario::{
     judge, run_sequentially_subject, try_execute_subject, Execution, Scenario, STATE_ONLY,
@@ -121,10 +120,8 @@ fn save_for_replay(shrunk: &Scenario, found: &Found, check: &str) -> String {
     .save();
     let replay = match saved {
         Ok(path) => format!(
-            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n  {}={} \\\n  {} \\\n  -- {check}\n",
-            env::REPLAY,
-            path.display(),
-            Backend::current().cargo("test"),
+            "\nThe counterexample is saved; replay it (the same mode explores the same schedules):\n{}",
+            counterexample::how_to_replay(&path, check)
         ),
         Err(e) => format!("\n(the counterexample could not be saved: {e})\n"),
     };
