@@ -230,3 +230,23 @@ fn explore_refuses_an_unknown_design_and_a_bad_counterexample_clearly() {
     );
     assert!(out.stdout.is_empty(), "nothing runs on a bad file");
 }
+
+#[test]
+fn explore_names_its_own_command_to_rerun() {
+    // A design already wrong with its calls one at a time fails the concurrency checks on every
+    // run, so the rerun lines are there whatever the threads did.
+    let out = run(&["explore", "--design", "RetroactiveRate"]);
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let reruns: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("to rerun it:"))
+        .collect();
+    assert!(!reruns.is_empty(), "{stdout}");
+    for line in reruns {
+        assert!(
+            line.ends_with("-- explore --design RetroactiveRate"),
+            "a rerun line that is not explore's: {line}"
+        );
+    }
+}

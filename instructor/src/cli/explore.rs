@@ -47,6 +47,7 @@ pub fn run(args: &Args) -> ExitCode {
         "{cargo} --release -- explore --design {} --replay",
         design.name
     ));
+    let rerun = format!("{cargo} --release -- explore --design {}", design.name);
     if let Some(file) = &args.replay {
         // Read it here first, so that a bad file is one clear error, not one per check.
         if let Err(failure) = Counterexample::load(file) {
@@ -60,7 +61,8 @@ pub fn run(args: &Args) -> ExitCode {
         Backend::Shuttle => "shuttle (seeded random, PCT at depths 2 and 3, bounded DFS)",
         Backend::Loom => "loom (every interleaving within the preemption bound)",
     };
-    let report = design.explore();
+    let mut report = design.explore();
+    report.rerun_command = Some(rerun);
     let text = format!(
         "{}: the concurrency checks, mode {mode}\n{}",
         design.name,
