@@ -219,7 +219,7 @@ fn legend(graded: &[Graded]) -> String {
         "expected: what the catalog says of the design. TokenBucket is the reference and \
          ModelLimiter the specification; correct alternatives pass; a catalogued wrong design \
          fails the requirement it breaks. outcome: passes, or fails the requirement of its first \
-         failed check (the requirement of the step that diverged). score: points earned; each of \
+         failed check in suite order. score: points earned; each of \
          the {checks} checks is worth 1 to 4 points, {max} in all, earned only when it passes. \
          first failure: the first failed check in suite order. mistake named: the seed mistake \
          the evidence of every failed check singles out (- when none does)."
