@@ -115,6 +115,33 @@ pub(crate) enum Search {
     Perturbed(usize),
 }
 
+impl Search {
+    /// Reads back the form `{:?}` writes ("Random(300)", "Pct(100, 3)"), as a saved
+    /// counterexample holds it; `None` for any other text.
+    pub(crate) fn from_saved(text: &str) -> Option<Search> {
+        let (name, args) = match text.trim().split_once('(') {
+            Some((name, rest)) => (name, rest.strip_suffix(')')?),
+            None => (text.trim(), ""),
+        };
+        let numbers: Vec<usize> = args
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+            .map(str::parse)
+            .collect::<Result<_, _>>()
+            .ok()?;
+        match (name, numbers.as_slice()) {
+            ("Once", []) => Some(Search::Once),
+            ("Random", [n]) => Some(Search::Random(*n)),
+            ("Pct", [n, depth]) => Some(Search::Pct(*n, *depth)),
+            ("Dfs", [n]) => Some(Search::Dfs(*n)),
+            ("Exhaustive", []) => Some(Search::Exhaustive),
+            ("Perturbed", [n]) => Some(Search::Perturbed(*n)),
+            _ => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Search {
     /// The search in words, as a failure names the execution it found: "execution 3 of
     /// shuttle's random search (1000 schedules)".

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::suite::core::backend::Backend;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
+use crate::suite::host::runtime::Search;
 use crate::suite::oracle::linearizability::Event;
 use crate::suite::search::scenario::Scenario;
 use crate::Snapshot;
@@ -139,6 +140,12 @@ fn replay_lines(command: Option<&str>, path: &Path, check: &str) -> String {
     }
 }
 
+/// A saved [`Counterexample::search`] in words: "Random(300)" reads "shuttle's random search
+/// (300 schedules)"; a text that is not a search the suite runs is returned as it is.
+pub fn search_in_words(saved: &str) -> String {
+    Search::from_saved(saved).map_or_else(|| saved.to_owned(), |s| s.to_string())
+}
+
 /// FNV-1a, 64 bits: a stable name for a file's content on every machine.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
@@ -167,6 +174,23 @@ pub(crate) fn requested(check: &str) -> Option<Result<(Counterexample, String), 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_saved_search_reads_as_words() {
+        assert_eq!(
+            super::search_in_words("Random(300)"),
+            "shuttle's random search (300 schedules)"
+        );
+        assert_eq!(
+            super::search_in_words("Pct(100, 3)"),
+            "shuttle's PCT search (100 schedules, depth 3)"
+        );
+        assert_eq!(
+            super::search_in_words("Exhaustive"),
+            "loom's exhaustive search"
+        );
+        assert_eq!(super::search_in_words("Random(x)"), "Random(x)");
+    }
+
     #[test]
     fn the_replay_line_is_the_command_that_ran_or_the_test_run() {
         let path = Path::new("/t/ratelimit-lab/counterexamples/c-1.json");
