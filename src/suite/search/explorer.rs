@@ -431,7 +431,7 @@ fn sequential_first(subject: Subject, scenario: &Scenario) -> Option<Failure> {
 }
 
 /// The scenario in words: the policy, the init part, each thread's calls, the post part.
-fn describe(s: &Scenario) -> String {
+pub(crate) fn describe(s: &Scenario) -> String {
     let list = |ops: &[crate::model::Op]| {
         if ops.is_empty() {
             "nothing".to_string()
