@@ -140,6 +140,7 @@ macro_rules! for_each_design {
             $crate::mistakes::VersionMayEqual => VersionMayEqual: Wrong(R1, UnguardedVersion);
             $crate::mistakes::CutoverDropsCredit => CutoverDropsCredit: Wrong(R4, RetroactiveRate);
             $crate::mistakes::CutoverRefillsAtNewRate => CutoverRefillsAtNewRate: Wrong(R4, RetroactiveRate);
+            $crate::mistakes::PerKeyTime => PerKeyTime: Wrong(R1, StaleTime);
         }
     };
 }

@@ -74,6 +74,7 @@
 //! | [`NewKeyAtOldCapacity`] | R4 / I4 | "New keys after cutover start at the new full capacity." (broken) | cutover to cap 20 at 0: `allow(n, 20, 0)` is refused | outcomes |
 //! | [`VersionMayEqual`] | R1 / none (a version slip: R1 refuses it first) | "Reject stale expectedVersion or non-increasing next.version." (an equal one let through) | `replace_policy(v1, expected 1)` succeeds | outcomes |
 //! | [`CutoverDropsCredit`] | R4 / I4 | "old policy earns all pre-cutover credit" (re-dated without a refill) | the worked example: `allow(k, 1, 0.5 s)` after the cutover is refused | outcomes, snapshot |
+//! | [`PerKeyTime`] | R1 / I1 | "Accept a caller-sampled time older than one already seen" (checked per key, not against the limiter's observed time) | `allow(a, 1, 10)`, then `allow(b, 1, 5)` is served | outcomes |
 //! | [`CutoverRefillsAtNewRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" (settled under the new policy) | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
 //!
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
@@ -152,6 +153,7 @@ mod new_key_at_old_capacity;
 mod new_key_charged_twice;
 mod one_key_over_bound;
 mod oversized_cost_refused;
+mod per_key_time;
 mod refill_from_creation;
 mod refuses_equal_time;
 mod rejection_keeps_old_time;
@@ -177,6 +179,7 @@ pub use new_key_at_old_capacity::NewKeyAtOldCapacity;
 pub use new_key_charged_twice::NewKeyChargedTwice;
 pub use one_key_over_bound::OneKeyOverBound;
 pub use oversized_cost_refused::OversizedCostRefused;
+pub use per_key_time::PerKeyTime;
 pub use refill_from_creation::RefillFromCreation;
 pub use refuses_equal_time::RefusesEqualTime;
 pub use rejection_keeps_old_time::RejectionKeepsOldTime;

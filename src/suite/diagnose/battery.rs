@@ -159,6 +159,20 @@ fn battery() -> Vec<Trial> {
                 allow("k", 1, SECOND),
             ],
         ),
+        // Time is the limiter's, not each key's: a new key, and another key, are refused a
+        // time older than the newest call of any key.
+        trial(
+            10,
+            2,
+            8,
+            vec![
+                allow("a", 1, SECOND),
+                allow("b", 1, 0),
+                allow("a", 1, 2 * SECOND),
+                allow("c", 1, 3 * SECOND),
+                allow("a", 1, 2_500 * MS),
+            ],
+        ),
         // Errors win in order and change nothing.
         trial(
             10,
@@ -333,7 +347,7 @@ mod tests {
     fn every_probe_of_the_battery_is_built() {
         assert_eq!(
             battery().len(),
-            12,
+            13,
             "a trial with an invalid policy was dropped"
         );
     }
