@@ -589,9 +589,11 @@ pub fn counterexamples_are_shrunk_narrow_and_replayed() {
             ratelimit_lab::suite::replay::<L>(&cx, file).expect_err("the replay fails again");
         assert!(again.summary.contains("fails again"), "{}", again.summary);
         assert!(
-            again
-                .summary
-                .contains(&format!("execution {} ({})", cx.execution, cx.search)),
+            again.summary.contains(&format!(
+                "execution {} of {}",
+                cx.execution,
+                ratelimit_lab::suite::counterexample::search_in_words(&cx.search)
+            )),
             "{design}: the same execution: {} vs {cx:?}",
             again.summary
         );
