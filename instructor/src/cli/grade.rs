@@ -224,22 +224,7 @@ fn legend(graded: &[Graded]) -> String {
          first failure: the first failed check in suite order. mistake named: the seed mistake \
          the evidence of every failed check singles out (- when none does)."
     );
-    let mut out = String::from("\n");
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > 100 {
-            out.push_str(&line);
-            out.push('\n');
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
+    format!("\n{}", table::wrapped(&text, 100, ""))
 }
 
 /// The command that regrades one design with every explanation shown.
