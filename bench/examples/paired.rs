@@ -5,14 +5,19 @@
 //! off the stretches.
 //!
 //! ```text
-//! cargo run --release --manifest-path bench/Cargo.toml --example paired [ROUNDS]
+//! cargo run --release --manifest-path bench/Cargo.toml --example paired [ROUNDS] [FILTER]
 //! ```
 //!
-//! Two sets of pairs, each `ROUNDS` (default 21) pairs of runs of 2,000,000 calls:
+//! Each row is `ROUNDS` (default 21) pairs of runs of 2,000,000 calls; with `FILTER`, only
+//! the rows whose name contains it run. Two sets of rows:
 //!
-//! - time given (every call at the same `now`, governor on a clock that stands still), one
-//!   thread: the reference ÷ governor on the admit and the reject path, over 1,000 and
-//!   100,000 keys;
+//! - the reference ÷ governor on one thread, on the admit and the reject path, over 1,000
+//!   and 100,000 keys, four ways: **time moving** on the time-stamp counter (governor's
+//!   default clock) and on the standard library's monotonic clock, both sides reading the
+//!   same clock once per call (the reference through `allow(key, cost, now)` with `now` read
+//!   by the caller, governor inside `check_key`); a **fixed step** (each reading 100 ns later
+//!   than the last, so every call refills); and **time frozen** (every call at the same
+//!   `now`, governor on a clock that stands still: the admission alone);
 //! - time read inside each design's boundary, admit path, 1,000 keys, on 1 and 2 threads:
 //!   `ClockedShardedBucket` ÷ governor on the same clock (the time-stamp counter, then the
 //!   standard library's monotonic clock), and `ClockedShardedBucket` ÷ the reference behind
@@ -22,11 +27,12 @@
 //! faster), the range of the ratios, and each design's median nanoseconds per call (wall
 //! time over all calls: on 2 threads, half the 1-thread figure is perfect scaling).
 use ratelimit_lab_api::Limiter as _;
-use ratelimit_lab_bench::{governor, keys, ours, real_time, wall, Contender, Path};
-use ratelimit_lab_reference::TokenBucket;
+use ratelimit_lab_bench::{
+    governor, keys, moving, moving_governor, ours, real_time, wall, Contender, Path, Step, Tsc,
+};
+use ratelimit_lab_reference::{MonotonicClock, TokenBucket};
 
 const CALLS: u64 = 2_000_000;
-
 /// The median and range of `a ÷ b` over `rounds` alternating pairs.
 fn paired<A: Contender, B: Contender>(
     a: &A,
@@ -70,61 +76,108 @@ fn paired<A: Contender, B: Contender>(
 /// Prints one row of the table.
 fn row(name: &str, threads: usize, (median, lo, hi, a, b): (f64, f64, f64, f64, f64)) {
     println!(
-        "{name:<56} {threads:>7} {median:>7.2}x {:>15} {a:>9.1} {b:>9.1}",
+        "{name:<60} {threads:>7} {median:>7.2}x {:>15} {a:>9.1} {b:>9.1}",
         format!("{lo:.2}-{hi:.2}x")
     );
 }
 
+/// The rows to run: those whose name contains the filter.
+struct Rows {
+    rounds: usize,
+    filter: String,
+}
+
+impl Rows {
+    fn wanted(&self, name: &str) -> bool {
+        name.contains(&self.filter)
+    }
+
+    /// Measures and prints the row `name` if it is wanted.
+    fn pair<A: Contender, B: Contender>(
+        &self,
+        name: &str,
+        (a, b): (&A, &B),
+        keys: &[String],
+        path: Path,
+        threads: usize,
+    ) {
+        row(
+            name,
+            threads,
+            paired(a, b, keys, path, threads, self.rounds),
+        );
+    }
+}
+
 fn main() {
-    let rounds = std::env::args()
-        .nth(1)
-        .and_then(|r| r.parse().ok())
-        .unwrap_or(21);
-    println!("{rounds} alternating pairs of {CALLS} calls per row");
+    let args: Vec<String> = std::env::args().collect();
+    let rows = Rows {
+        rounds: args.get(1).and_then(|r| r.parse().ok()).unwrap_or(21),
+        filter: args.get(2).cloned().unwrap_or_default(),
+    };
+    println!("{} alternating pairs of {CALLS} calls per row", rows.rounds);
     println!(
-        "{:<56} {:>7} {:>8} {:>15} {:>9} {:>9}",
+        "{:<60} {:>7} {:>8} {:>15} {:>9} {:>9}",
         "pair (a ÷ b)", "threads", "median", "range", "a ns", "b ns"
     );
     for n in [1_000, 100_000] {
         let keys = keys(n);
         for path in Path::ALL {
-            let reference = ours::<TokenBucket>(path, &keys);
-            let gov = governor(path, &keys);
-            let name = format!(
-                "reference ÷ governor, time given, {}, {n} keys",
-                path.name()
-            );
-            row(&name, 1, paired(&reference, &gov, &keys, path, 1, rounds));
-            // Both keep tracking every key: the workload did not change under them.
-            assert_eq!(reference.0.key_count(), n);
-            assert_eq!(gov.len(), n);
+            let at = format!("{}, {n} keys", path.name());
+            let name = format!("moving TSC, {at}: reference ÷ governor");
+            if rows.wanted(&name) {
+                let a = moving::<TokenBucket, _>(path, &keys, Tsc::new());
+                let b = moving_governor(path, &keys, governor::clock::QuantaClock::default());
+                rows.pair(&name, (&a, &b), &keys, path, 1);
+                assert_eq!((a.limiter.key_count(), b.len()), (n, n));
+            }
+            let name = format!("moving std, {at}: reference ÷ governor");
+            if rows.wanted(&name) {
+                let a = moving::<TokenBucket, _>(path, &keys, MonotonicClock::new());
+                let b = moving_governor(path, &keys, governor::clock::MonotonicClock);
+                rows.pair(&name, (&a, &b), &keys, path, 1);
+                assert_eq!((a.limiter.key_count(), b.len()), (n, n));
+            }
+            let name = format!("step {} ns, {at}: reference ÷ governor", Step::NANOS);
+            if rows.wanted(&name) {
+                let a = moving::<TokenBucket, _>(path, &keys, Step::new(Step::NANOS));
+                let b = moving_governor(path, &keys, Step::new(Step::NANOS));
+                rows.pair(&name, (&a, &b), &keys, path, 1);
+                assert_eq!((a.limiter.key_count(), b.len()), (n, n));
+            }
+            let name = format!("frozen, {at}: reference ÷ governor");
+            if rows.wanted(&name) {
+                let a = ours::<TokenBucket>(path, &keys);
+                let b = governor(path, &keys);
+                rows.pair(&name, (&a, &b), &keys, path, 1);
+                // Both keep tracking every key: the workload did not change under them.
+                assert_eq!((a.0.key_count(), b.len()), (n, n));
+            }
         }
     }
     let keys = keys(1_000);
-    let all = real_time(&keys);
     let admit = Path::Admit;
+    let names = [
+        "clock inside, 1000 keys: sharded ÷ governor, TSC",
+        "clock inside, 1000 keys: sharded ÷ governor, std",
+        "clock inside, 1000 keys: sharded ÷ reference, std",
+    ];
+    if !names.iter().any(|n| rows.wanted(n)) {
+        return;
+    }
+    let all = real_time(&keys);
     for threads in [1, 2] {
-        row(
-            "clock inside, 1000 keys: sharded ÷ governor, TSC",
-            threads,
-            paired(
-                &all.sharded_tsc,
-                &all.governor_tsc,
-                &keys,
-                admit,
-                threads,
-                rounds,
-            ),
-        );
-        row(
-            "clock inside, 1000 keys: sharded ÷ governor, std",
-            threads,
-            paired(&all.sharded, &all.governor, &keys, admit, threads, rounds),
-        );
-        row(
-            "clock inside, 1000 keys: sharded ÷ reference, std",
-            threads,
-            paired(&all.sharded, &all.reference, &keys, admit, threads, rounds),
-        );
+        if rows.wanted(names[0]) {
+            let pair = (&all.sharded_tsc, &all.governor_tsc);
+            rows.pair(names[0], pair, &keys, admit, threads);
+        }
+        if rows.wanted(names[1]) {
+            let pair = (&all.sharded, &all.governor);
+            rows.pair(names[1], pair, &keys, admit, threads);
+        }
+        if rows.wanted(names[2]) {
+            let pair = (&all.sharded, &all.reference);
+            rows.pair(names[2], pair, &keys, admit, threads);
+        }
     }
 }

@@ -6,14 +6,19 @@
 //! callgrind_annotate callgrind.out.<pid> | head -40
 //! ```
 //!
-//! `DESIGN` is `reference`, `sharded` or `governor` (at a standing time), or `sharded_tsc` or
-//! `governor_tsc` (reading the time-stamp counter inside each call, admit path only);
+//! `DESIGN` is `reference`, `sharded` or `governor` at a standing time; `reference_tsc` and
+//! `governor_tsc`, `reference_std` and `governor_std`, `reference_step` and `governor_step`
+//! with time moving (both sides reading the same clock once per call: the time-stamp
+//! counter, the standard library's monotonic clock, or a clock 100 ns further on at every
+//! reading); or `sharded_tsc` (the clock read inside `ClockedShardedBucket`, admit path only).
 //! `PATH` is `admit` or `reject`. One million calls over 1,000 keys, after each key's first
 //! call.
 use std::hint::black_box;
 
-use ratelimit_lab_bench::{governor, keys, ours, real_time, Contender, Path};
-use ratelimit_lab_reference::{ShardedBucket, TokenBucket};
+use ratelimit_lab_bench::{
+    governor, keys, moving, moving_governor, ours, real_time, Contender, Path, Step, Tsc,
+};
+use ratelimit_lab_reference::{MonotonicClock, ShardedBucket, TokenBucket};
 
 fn run<C: Contender>(c: &C, keys: &[String]) -> u64 {
     let mut admitted = 0;
@@ -30,12 +35,27 @@ fn main() {
         _ => Path::Admit,
     };
     let keys = keys(1_000);
+    let k = &keys;
     let admitted = match args.get(1).map(String::as_str) {
-        Some("sharded") => run(&ours::<ShardedBucket>(path, &keys), &keys),
-        Some("governor") => run(&governor(path, &keys), &keys),
-        Some("sharded_tsc") => run(&real_time(&keys).sharded_tsc, &keys),
-        Some("governor_tsc") => run(&real_time(&keys).governor_tsc, &keys),
-        _ => run(&ours::<TokenBucket>(path, &keys), &keys),
+        Some("sharded") => run(&ours::<ShardedBucket>(path, k), k),
+        Some("governor") => run(&governor(path, k), k),
+        Some("sharded_tsc") => run(&real_time(k).sharded_tsc, k),
+        Some("reference_tsc") => run(&moving::<TokenBucket, _>(path, k, Tsc::new()), k),
+        Some("governor_tsc") => {
+            let clock = governor::clock::QuantaClock::default();
+            run(&moving_governor(path, k, clock), k)
+        }
+        Some("reference_std") => run(&moving::<TokenBucket, _>(path, k, MonotonicClock::new()), k),
+        Some("governor_std") => run(
+            &moving_governor(path, k, governor::clock::MonotonicClock),
+            k,
+        ),
+        Some("reference_step") => run(
+            &moving::<TokenBucket, _>(path, k, Step::new(Step::NANOS)),
+            k,
+        ),
+        Some("governor_step") => run(&moving_governor(path, k, Step::new(Step::NANOS)), k),
+        _ => run(&ours::<TokenBucket>(path, k), k),
     };
     println!("{}", black_box(admitted));
 }

@@ -9,7 +9,7 @@
 //! Exact, in `u128` units (the crate's `arithmetic` module, with its bounds).
 //!
 //! No intermediate can overflow anywhere in the domain, and no call allocates beyond the one
-//! `String` that stores a new key (plus, when that key does not fit the key table's current
+//! `Box<str>` that stores a new key (plus, when that key does not fit the key table's current
 //! allocation, the table's amortized growth, as with any `HashMap`; eviction keeps the
 //! allocation, so a table that has held `n` keys takes `n` again without growing).
 //! `tests/no_alloc.rs` counts them.
@@ -48,7 +48,40 @@ struct State {
     policy: Policy,
     max_keys: usize,
     observed: u64,
-    buckets: HashMap<String, BucketState>,
+    buckets: HashMap<Box<str>, Entry>,
+}
+
+/// A bucket as the map stores it: a [`BucketState`] in 24 bytes aligned to 8 (the `u128`
+/// balance as its low and high 64 bits), where `BucketState` takes 32 aligned to 16. With
+/// its key (a `Box<str>`, 16 bytes) an entry of the map takes 40 bytes instead of 64, so
+/// more of a large table stays in the caches. The arithmetic works on the `BucketState`
+/// it unpacks to; packing and unpacking are moves, with nothing lost.
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    units: [u64; 2],
+    last_nanos: u64,
+}
+
+impl From<BucketState> for Entry {
+    #[inline]
+    fn from(b: BucketState) -> Self {
+        // Truncations that split the balance into its low and high halves.
+        #[allow(clippy::cast_possible_truncation)]
+        Entry {
+            units: [b.units as u64, (b.units >> 64) as u64],
+            last_nanos: b.last_nanos,
+        }
+    }
+}
+
+impl From<Entry> for BucketState {
+    #[inline]
+    fn from(e: Entry) -> Self {
+        BucketState {
+            units: u128::from(e.units[0]) | u128::from(e.units[1]) << 64,
+            last_nanos: e.last_nanos,
+        }
+    }
 }
 
 impl TokenBucket {
@@ -82,8 +115,11 @@ impl Limiter for TokenBucket {
         contract::check_time(now, s.observed)?;
         let policy = s.policy;
         // One lookup for a key already tracked; a new key pays a second one to insert.
-        let decision = if let Some(bucket) = s.buckets.get_mut(key) {
-            spend(bucket, &policy, cost, now)
+        let decision = if let Some(entry) = s.buckets.get_mut(key) {
+            let mut bucket = BucketState::from(*entry);
+            let decision = spend(&mut bucket, &policy, cost, now);
+            *entry = Entry::from(bucket);
+            decision
         } else if s.buckets.len() >= s.max_keys {
             return Err(LimitError::KeyCapacityReached {
                 max_keys: s.max_keys,
@@ -94,7 +130,7 @@ impl Limiter for TokenBucket {
                 last_nanos: now,
             };
             let decision = spend(&mut bucket, &policy, cost, now);
-            s.buckets.insert(key.to_owned(), bucket);
+            s.buckets.insert(key.into(), Entry::from(bucket));
             decision
         };
         s.observed = now;
@@ -107,7 +143,8 @@ impl Limiter for TokenBucket {
         let policy = s.policy;
         let full = ceiling(&policy);
         let before = s.buckets.len();
-        s.buckets.retain(|_, b| refilled(b, &policy, now) != full);
+        s.buckets
+            .retain(|_, e| refilled(&BucketState::from(*e), &policy, now) != full);
         s.observed = now;
         Ok(before - s.buckets.len())
     }
@@ -125,11 +162,11 @@ impl Limiter for TokenBucket {
         // lock, with no temporary map: refill under the old policy, clamp to the new ceiling.
         let old = s.policy;
         let new_ceiling = ceiling(&next);
-        for bucket in s.buckets.values_mut() {
-            *bucket = BucketState {
-                units: refilled(bucket, &old, now).min(new_ceiling),
+        for entry in s.buckets.values_mut() {
+            *entry = Entry::from(BucketState {
+                units: refilled(&BucketState::from(*entry), &old, now).min(new_ceiling),
                 last_nanos: now,
-            };
+            });
         }
         s.policy = next;
         s.observed = now;
@@ -145,7 +182,11 @@ impl Limiter for TokenBucket {
         Some(Snapshot {
             policy: s.policy,
             observed_nanos: s.observed,
-            buckets: s.buckets.iter().map(|(k, b)| (k.clone(), *b)).collect(),
+            buckets: s
+                .buckets
+                .iter()
+                .map(|(k, e)| (k.to_string(), BucketState::from(*e)))
+                .collect(),
         })
     }
 }
@@ -155,6 +196,25 @@ mod tests {
     use super::*;
 
     const M: u64 = ratelimit_lab_api::MAX_QUANTITY;
+
+    #[test]
+    fn an_entry_holds_every_balance_exactly() {
+        for units in [
+            0,
+            1,
+            u128::from(u64::MAX),
+            1 << 64,
+            (1 << 93) - 1,
+            u128::MAX,
+        ] {
+            let b = BucketState {
+                units,
+                last_nanos: u64::MAX,
+            };
+            assert_eq!(BucketState::from(Entry::from(b)), b);
+        }
+        assert_eq!(std::mem::size_of::<(Box<str>, Entry)>(), 40);
+    }
 
     #[test]
     fn extremes_do_not_overflow() {
