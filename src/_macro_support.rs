@@ -11,11 +11,12 @@ use crate::suite::run::settled::Tests;
 use crate::Limiter;
 
 /// Runs one check on `L` for a generated test, records it for the graded reports, and fails
-/// that test when the check did not pass: the full explanation goes to the test's output
-/// (shown under its name, in suite order), unless an earlier check that runs in this process
-/// failed for the same cause, in which case two lines say what this check checks and which
-/// check explains the cause. The test unwinds without the panic hook, so no backtrace into
-/// the harness follows it even with `RUST_BACKTRACE` set.
+/// that test when the check did not pass. The first failure of a cause in suite order (among
+/// the checks this process runs) prints the full explanation, shown under its test's name,
+/// followed by one line per later check that failed for the same cause; those later tests
+/// print nothing, so libtest lists them as failed without an output section of their own.
+/// The test unwinds without the panic hook, so no backtrace into the harness follows it even
+/// with `RUST_BACKTRACE` set.
 pub fn run<L: Limiter>(check: &str, module_path: &str) {
     // `module_path!()` starts with the test crate's name, which test names do not, and ends
     // with the check's ordinal module (`c01`), which the design's report does not group by.
@@ -46,10 +47,38 @@ pub fn run<L: Limiter>(check: &str, module_path: &str) {
     }
     drop(running);
     if !passed {
-        match tests.same_cause_before::<L>(&result, suspects, &Selection::of_this_process()) {
-            Some(earlier) => println!("\n{}", result.same_cause_as(&earlier)),
-            None => println!("\n{explanation}"),
+        let selection = Selection::of_this_process();
+        // A later failure of an explained cause prints nothing: libtest then shows no output
+        // section for it, and the explanation of the first failure lists it.
+        if tests
+            .same_cause_before::<L>(&result, suspects, &selection)
+            .is_none()
+        {
+            let later = tests.same_cause_after::<L>(&result, suspects, &selection);
+            print!("{explanation}{}", same_cause_list(&test_name, &later));
         }
         std::panic::resume_unwind(Box::new(format!("{test_name} did not pass")));
     }
+}
+
+/// The lines after a first failure's explanation naming the later failed checks with the
+/// same cause, one line each (test name and what it checks, cut to fit 120 columns); empty
+/// when there are none.
+fn same_cause_list(first: &str, later: &[(String, &str)]) -> String {
+    if later.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\nsame cause as {first}, so no output of their own: {} more failed check{}\n",
+        later.len(),
+        if later.len() == 1 { "" } else { "s" }
+    );
+    for (name, guards) in later {
+        out.push_str(&crate::suite::core::failure::cut(
+            &format!("  {name}: {guards}"),
+            crate::suite::core::failure::LINE_WIDTH,
+        ));
+        out.push('\n');
+    }
+    out
 }

@@ -137,7 +137,7 @@ macro_rules! for_each_design {
             $crate::mistakes::EvictEmptyBuckets => EvictEmptyBuckets: Wrong(R3, IdleEviction);
             $crate::mistakes::OneKeyOverBound => OneKeyOverBound: Wrong(R3, UntrackedKeys);
             $crate::mistakes::NewKeyAtOldCapacity => NewKeyAtOldCapacity: Wrong(R4, NewKeyNotFull);
-            $crate::mistakes::VersionMayEqual => VersionMayEqual: Wrong(R1, UnguardedVersion);
+            $crate::mistakes::VersionMayEqual => VersionMayEqual: Wrong(R4, UnguardedVersion);
             $crate::mistakes::CutoverDropsCredit => CutoverDropsCredit: Wrong(R4, RetroactiveRate);
             $crate::mistakes::CutoverRefillsAtNewRate => CutoverRefillsAtNewRate: Wrong(R4, RetroactiveRate);
             $crate::mistakes::PerKeyTime => PerKeyTime: Wrong(R1, StaleTime);

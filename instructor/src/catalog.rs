@@ -111,10 +111,11 @@ impl Design {
             )),
             (Role::Wrong { breaks, mistake }, Some(first)) => {
                 let mut problems = Vec::new();
-                if first.check.requirement != breaks {
+                if first.requirement() != breaks {
                     problems.push(format!(
-                        "its first failure, {}, guards {}, not {breaks}",
-                        first.check.name, first.check.requirement
+                        "its first failure, {}, is filed under {}, not {breaks}",
+                        first.check.name,
+                        first.requirement()
                     ));
                 }
                 let diagnosis = report.diagnosis();

@@ -72,7 +72,7 @@
 //! | [`EvictEmptyBuckets`] | R3 / I3 | "An exhausted key is removed and returns immediately to a full bucket." (exhausted and not touched at the sweep's instant) | `allow(k, 10, 0)`, `evict_full(1 ns)` removes k, `allow(k, 10, 1 ns)` passes | outcomes |
 //! | [`OneKeyOverBound`] | R3 / I3 | "At maxKeys, a new key is rejected" (at maxKeys + 1) | `max_keys` 1: a second key is tracked, a third refused | outcomes, key count |
 //! | [`NewKeyAtOldCapacity`] | R4 / I4 | "New keys after cutover start at the new full capacity." (broken) | cutover to cap 20 at 0: `allow(n, 20, 0)` is refused | outcomes |
-//! | [`VersionMayEqual`] | R1 / none (a version slip: R1 refuses it first) | "Reject stale expectedVersion or non-increasing next.version." (an equal one let through) | `replace_policy(v1, expected 1)` succeeds | outcomes |
+//! | [`VersionMayEqual`] | R4 / none (an R1 check catches it first; the failure is filed under R4, the step that differs) | "Reject stale expectedVersion or non-increasing next.version." (an equal one let through) | `replace_policy(v1, expected 1)` succeeds | outcomes |
 //! | [`CutoverDropsCredit`] | R4 / I4 | "old policy earns all pre-cutover credit" (re-dated without a refill) | the worked example: `allow(k, 1, 0.5 s)` after the cutover is refused | outcomes, snapshot |
 //! | [`PerKeyTime`] | R1 / I1 | "Accept a caller-sampled time older than one already seen" (checked per key, not against the limiter's observed time) | `allow(a, 1, 10)`, then `allow(b, 1, 5)` is served | outcomes |
 //! | [`CutoverRefillsAtNewRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" (settled under the new policy) | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |

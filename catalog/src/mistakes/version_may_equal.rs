@@ -1,8 +1,9 @@
 //! The version guard refuses only a *lower* next version: a policy carrying the current
 //! version number replaces the current one.
 //!
-//! - **Breaks:** R4 / none, caught first under R1: the suite's check that a refused call
-//!   changes nothing replays an equal version, which this design applies. Two different policies can be published under one version, so a
+//! - **Breaks:** R4 / none. An R1 check catches it first (a refused call changes nothing: it
+//!   replays an equal version, which this design applies); the failure is filed under R4, the
+//!   requirement of the step that differs. Two different policies can be published under one version, so a
 //!   version no longer identifies a policy, and a replay of an administrator's change with the
 //!   same version is applied again. The expected-version check and every cutover are exact.
 //! - **Seed mistake:** "Reject stale expectedVersion or non-increasing next.version." with

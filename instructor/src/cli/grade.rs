@@ -206,7 +206,7 @@ fn expected_label(role: Role) -> String {
 /// for the requirement of the first failed check in suite order.
 fn outcome_label(report: &Report) -> String {
     match report.first_failure() {
-        Some(r) => format!("fails {}", r.check.requirement),
+        Some(r) => format!("fails {}", r.requirement()),
         None => "passes".to_owned(),
     }
 }
@@ -218,8 +218,8 @@ fn legend(graded: &[Graded]) -> String {
     let text = format!(
         "expected: what the catalog says of the design. TokenBucket is the reference and \
          ModelLimiter the specification; correct alternatives pass; a catalogued wrong design \
-         fails the requirement it breaks. outcome: passes, or fails the requirement of its first \
-         failed check in suite order. score: points earned; each of \
+         fails the requirement it breaks. outcome: passes, or fails the requirement its first \
+         failure in suite order breaks (the step where it first differs from the specification). score: points earned; each of \
          the {checks} checks is worth 1 to 4 points, {max} in all, earned only when it passes. \
          first failure: the first failed check in suite order. mistake named: the seed mistake \
          the evidence of every failed check singles out (- when none does)."
@@ -408,7 +408,7 @@ fn json_card(graded: &[Graded], total: Duration, args: &Args) -> Result<String, 
                 max_score: r.max_score(),
                 first_failure: r.first_failure().map(|f| JsonFailure {
                     check: f.check.name,
-                    requirement: f.check.requirement,
+                    requirement: f.requirement(),
                     status: match f.status {
                         Status::Passed => "passed",
                         Status::Failed(_) => "failed",

@@ -283,6 +283,22 @@ pub(crate) fn fitted(text: &str) -> String {
     out
 }
 
+/// `line` cut to at most `width` characters: whole when it fits, otherwise cut at the last
+/// space that leaves room for `...` after it (or mid-word when there is none).
+pub(crate) fn cut(line: &str, width: usize) -> String {
+    if line.chars().count() <= width {
+        return line.to_owned();
+    }
+    let keep = width.saturating_sub(3);
+    let head: String = line.chars().take(keep).collect();
+    let ends_a_word = line.chars().nth(keep) == Some(' ');
+    let head = match head.rfind(' ') {
+        Some(at) if at > 0 && !ends_a_word => head[..at].trim_end().to_owned(),
+        _ => head.trim_end().to_owned(),
+    };
+    format!("{head}...")
+}
+
 /// `text` broken at spaces into lines of at most `width` characters (a longer word stands
 /// alone), every line after the first starting with `indent`.
 pub(crate) fn wrapped(text: &str, width: usize, indent: &str) -> String {
@@ -381,5 +397,9 @@ mod tests {
         );
         assert!(fit.ends_with("x | y\n"), "{fit}");
         assert_eq!(wrapped("abcdef g", 3, ""), "abcdef\ng");
+        assert_eq!(cut("abc def", 7), "abc def");
+        assert_eq!(cut("abc def ghi", 10), "abc def...");
+        assert_eq!(cut("abcdefghij", 5), "ab...");
+        assert!(cut(&"word ".repeat(40), LINE_WIDTH).chars().count() <= LINE_WIDTH);
     }
 }

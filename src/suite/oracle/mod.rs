@@ -4,6 +4,7 @@
 //!
 //! Imports `core` and `host`.
 
+pub(crate) mod broken_requirement;
 pub(crate) mod difference;
 pub mod linearizability;
 pub(crate) mod minimal;

@@ -137,6 +137,39 @@ impl Report {
         text
     }
 
+    /// The later failed checks whose cause is the first failure's, named in one wrapped
+    /// paragraph (empty when there are none): one slip, one explanation.
+    fn same_cause_as_first(&self, first: &crate::suite::run::isolation::CheckResult) -> String {
+        let Some(cause) = first.cause() else {
+            return String::new();
+        };
+        let same: Vec<&str> = self
+            .results
+            .iter()
+            .filter(|(_, r)| {
+                r.check.name != first.check.name && !r.passed() && r.cause() == Some(cause)
+            })
+            .map(|(_, r)| r.check.name)
+            .collect();
+        if same.is_empty() {
+            return String::new();
+        }
+        format!(
+            "\n{}\n",
+            crate::suite::core::failure::wrapped(
+                &format!(
+                    "same cause as {} ({cause}): {} more failed check{}, {}",
+                    first.check.name,
+                    same.len(),
+                    if same.len() == 1 { "" } else { "s" },
+                    same.join(", ")
+                ),
+                crate::suite::core::failure::LINE_WIDTH,
+                "  "
+            )
+        )
+    }
+
     /// The whole card: [`summary`](Report::summary), then the first failure in suite order in
     /// full (with the command that reruns it), or a line saying every check passed.
     pub fn card(&self, design: &str) -> String {
@@ -149,6 +182,7 @@ impl Report {
                     "\nfirst failure, in suite order:\n\n{}",
                     first.explain(&self.rerun_for(name))
                 );
+                out.push_str(&self.same_cause_as_first(first));
             }
         }
         out
@@ -173,9 +207,9 @@ impl Report {
                 "diagnosis: no catalogued mistake explains all {failed} failure{}; the first broken \
                  requirement is {}: {}\n{}\n",
                 if failed == 1 { "" } else { "s" },
-                first.check.requirement,
-                first.check.requirement.text(),
-                hint(first.check.requirement.hint())
+                first.requirement(),
+                first.requirement().text(),
+                hint(first.requirement().hint())
             ),
         }
     }
@@ -315,6 +349,30 @@ mod tests {
             CHECKS[0].name
         )));
         assert!(card.contains(Mistake::WindowReset.seed_text()), "{card}");
+    }
+
+    #[test]
+    fn the_card_names_the_later_failures_with_the_first_ones_cause() {
+        let mut r = report(&[(0, &[]), (1, &[]), (2, &[])]);
+        let early = crate::suite::core::cause::Cause::quantity("allow", "retry_after_nanos", false);
+        for (i, (_, result)) in r.results.iter_mut().enumerate() {
+            if let Status::Failed(f) = &mut result.status {
+                f.cause = Some(if i == 2 {
+                    crate::suite::core::cause::Cause::new("something else")
+                } else {
+                    early.clone()
+                });
+            }
+        }
+        let card = r.card("Mine");
+        let line = format!(
+            "same cause as {} (allow returned retry_after_nanos below the specification's): 1 more \
+             failed check, {}\n",
+            CHECKS[0].name, CHECKS[1].name
+        );
+        assert!(card.replace("\n  ", " ").contains(&line), "{card}");
+        assert!(!card.contains(CHECKS[2].name), "{card}");
+        assert!(card.lines().all(|l| l.chars().count() <= 120), "{card}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use crate::suite::core::failure::Failure;
 use crate::suite::core::panics::guarded;
 use crate::suite::diagnose::suspects::{diagnose, Suspect};
 use crate::suite::host::runtime::in_execution;
+use crate::suite::oracle::broken_requirement::broken_requirement;
 use crate::suite::run::wait::{wait_for_check, waits, Waited, BACKSTOP};
 use crate::suite::search::explorer::{replay_subject, set_current_check};
 
@@ -96,6 +97,21 @@ impl CheckResult {
         }
     }
 
+    /// The requirement its failure is filed under: for a failure with a sequential trace, the
+    /// requirement of the step where the design first differs from the specification (a retry
+    /// estimate found by a cutover check is R1's, a version guard found by an R1 check is
+    /// R4's); otherwise, and for a check that passed, the requirement the check guards.
+    pub fn requirement(&self) -> crate::Requirement {
+        match &self.status {
+            Status::Failed(f) if !f.panicked => f
+                .replay
+                .as_ref()
+                .and_then(|trace| broken_requirement(trace, f.cause.as_ref()))
+                .unwrap_or(self.check.requirement),
+            _ => self.check.requirement,
+        }
+    }
+
     /// The cause of its failure, when it failed with a known one.
     pub fn cause(&self) -> Option<&crate::suite::core::cause::Cause> {
         match &self.status {
@@ -104,44 +120,43 @@ impl CheckResult {
         }
     }
 
-    /// Two lines for a failure whose cause the check `earlier` (a test name) explains in
-    /// full: what this check checks, and where its cause is shown.
-    pub fn same_cause_as(&self, earlier: &str) -> String {
-        let c = &self.check;
-        crate::suite::core::failure::fitted(&format!(
-            "{} ({}): FAILED, same cause as {earlier}: see its explanation\n  checks: {}\n",
-            c.name, c.requirement, c.guards
-        ))
-    }
-
     /// The full explanation for a person: what is guarded, what broke, the minimal trace, the
     /// seed mistake and hint, and `rerun`, the command that runs just this check.
     pub fn explain(&self, rerun: &str) -> String {
         let c = &self.check;
         let invariant = self.invariant();
+        let requirement = self.requirement();
         let mut out = format!(
             "{} ({}{}): {}\n  {}: {}\n",
             c.name,
-            c.requirement,
+            requirement,
             invariant.map(|i| format!(", {i}")).unwrap_or_default(),
             match self.status {
                 Status::Passed => "passed",
                 Status::Failed(_) => "FAILED",
                 Status::TimedOut { .. } => "TIMED OUT",
             },
-            c.requirement,
-            c.requirement.text()
+            requirement,
+            requirement.text()
         );
         if let Some(i) = invariant {
             out.push_str(&format!("  {i}: {}\n", i.text()));
         }
-        out.push_str(&format!("  checks: {}\n\n", c.guards));
+        out.push_str(&format!("  checks: {}\n", c.guards));
+        if requirement != c.requirement {
+            out.push_str(&format!(
+                "  filed under {requirement}: the step where the design differs is {requirement}'s, \
+                 though the check is one of {}'s\n",
+                c.requirement
+            ));
+        }
+        out.push('\n');
         match &self.status {
             Status::Passed => {}
             Status::Failed(f) => {
                 out.push_str(&f.to_string());
                 if f.mistake.is_none() && !f.panicked {
-                    out.push_str(&requirement_hint(c.requirement));
+                    out.push_str(&requirement_hint(requirement));
                 }
             }
             Status::TimedOut {

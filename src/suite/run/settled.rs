@@ -3,11 +3,12 @@
 //!
 //! A learner's `cargo test` runs every check of the suite in one process. One slip of a
 //! design (a retry estimate a nanosecond early) fails many checks for the same reason; the
-//! first of them in suite order explains it in full, and each later one says only what it
-//! checks and which check shows the cause. Which check that is must not depend on which test
-//! thread finished first, so a failing check settles the checks before it (each at most
-//! once per process: the result one test computes is the result every other test sees) and
-//! compares causes. Nothing about a check's own outcome changes.
+//! first of them in suite order explains it in full and lists the later ones, one line each,
+//! and the later ones print nothing of their own. Which check is first must not depend on
+//! which test thread finished first, so a failing check settles the checks before it (and
+//! the first, those after it; each at most once per process: the result one test computes
+//! is the result every other test sees) and compares causes. Nothing about a check's own
+//! outcome changes.
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -87,6 +88,40 @@ impl Tests<'_> {
             })
             .map(|(j, _)| self.test_name(j))
     }
+
+    /// The later checks in suite order that `selection` runs and whose failure points at
+    /// `result`'s ([`Tests::same_cause_before`] names it): each test's name and what the
+    /// check checks. Empty when `result` has no known cause. Settles every later selected
+    /// check first (each once per process), so the first failure of a slip can list them.
+    pub(crate) fn same_cause_after<L: Limiter>(
+        &self,
+        result: &CheckResult,
+        suspects: &[Suspect],
+        selection: &Selection,
+    ) -> Vec<(String, &'static str)> {
+        let Some(cause) = result.cause() else {
+            return Vec::new();
+        };
+        let Some(position) = CHECKS.iter().position(|c| c.name == result.check.name) else {
+            return Vec::new();
+        };
+        let me = self.test_name(position);
+        CHECKS
+            .iter()
+            .enumerate()
+            .skip(position + 1)
+            .filter(|(j, _)| selection.selects(&self.test_name(*j)))
+            .filter_map(|(j, later)| {
+                let r = self.settle::<L>(later.name, suspects, true);
+                (r.cause() == Some(cause)
+                    && self
+                        .same_cause_before::<L>(&r, suspects, selection)
+                        .as_ref()
+                        == Some(&me))
+                .then(|| (self.test_name(j), later.guards))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -145,6 +180,26 @@ mod tests {
             failed.len() - 1,
             "every later failure points at {first_name}"
         );
+        // The first lists exactly those that point at it, in suite order.
+        let listed = design.same_cause_after::<FloorRetryEstimate>(first, suspects, &everything);
+        let later: Vec<String> = failed[1..]
+            .iter()
+            .map(|r| {
+                design.test_name(
+                    CHECKS
+                        .iter()
+                        .position(|c| c.name == r.check.name)
+                        .unwrap_or(0),
+                )
+            })
+            .collect();
+        let listed_names: Vec<String> = listed.iter().map(|(n, _)| n.clone()).collect();
+        // The concurrency checks left out above may be listed too when they fail alike.
+        assert!(
+            later.iter().all(|n| listed_names.contains(n)),
+            "{listed_names:?} lists {later:?}"
+        );
+        assert!(listed_names.windows(2).all(|w| w[0] < w[1]));
         // Settled once: the result a later test sees is the one computed first.
         assert_eq!(
             design
