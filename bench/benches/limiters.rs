@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use criterion::{BenchmarkId, Criterion};
 use governor::clock::{Clock as _, DefaultClock};
 use ratelimit_lab_api::{Limiter, Policy};
-use ratelimit_lab_bench::{governor, keys, ours, real_time, wall, Path, NOW};
+use ratelimit_lab_bench::{
+    governor, keys, moving, moving_governor, ours, real_time, wall, Path, Step, Tsc, NOW,
+};
 use ratelimit_lab_model::ModelLimiter;
 use ratelimit_lab_reference::{Clock, Clocked, MonotonicClock, ShardedBucket, TokenBucket};
 
@@ -42,6 +44,48 @@ fn allow(c: &mut Criterion) {
                     b.iter_custom(|iters| wall(&gov, &keys, path, threads, iters))
                 });
             }
+            group.finish();
+        }
+    }
+}
+
+/// Time moving, one thread: the reference (`allow(key, cost, now)`, `now` read by the caller)
+/// beside governor (the clock read inside `check_key`), both reading the same clock once per
+/// call: the time-stamp counter (`_tsc`), the standard library's monotonic clock (`_std`), and
+/// a clock [`Step::NANOS`] further on at every reading (`_step`, a refill on every call).
+fn allow_moving(c: &mut Criterion) {
+    for n in [1_000, 100_000] {
+        let keys = keys(n);
+        for path in Path::ALL {
+            let mut group = c.benchmark_group(format!("allow_moving_{}_{n}keys", path.name()));
+            group
+                .warm_up_time(Duration::from_millis(500))
+                .measurement_time(Duration::from_secs(2));
+            let k = &keys;
+            let r = moving::<TokenBucket, _>(path, k, Tsc::new());
+            group.bench_function("reference_tsc", |b| {
+                b.iter_custom(|iters| wall(&r, k, path, 1, iters))
+            });
+            let g = moving_governor(path, k, governor::clock::QuantaClock::default());
+            group.bench_function("governor_tsc", |b| {
+                b.iter_custom(|iters| wall(&g, k, path, 1, iters))
+            });
+            let r = moving::<TokenBucket, _>(path, k, MonotonicClock::new());
+            group.bench_function("reference_std", |b| {
+                b.iter_custom(|iters| wall(&r, k, path, 1, iters))
+            });
+            let g = moving_governor(path, k, governor::clock::MonotonicClock);
+            group.bench_function("governor_std", |b| {
+                b.iter_custom(|iters| wall(&g, k, path, 1, iters))
+            });
+            let r = moving::<TokenBucket, _>(path, k, Step::new(Step::NANOS));
+            group.bench_function("reference_step", |b| {
+                b.iter_custom(|iters| wall(&r, k, path, 1, iters))
+            });
+            let g = moving_governor(path, k, Step::new(Step::NANOS));
+            group.bench_function("governor_step", |b| {
+                b.iter_custom(|iters| wall(&g, k, path, 1, iters))
+            });
             group.finish();
         }
     }
@@ -209,7 +253,31 @@ fn median(group: &str, id: &str) -> Option<f64> {
 /// Every `allow` figure of this run as a ratio to governor's on the same workload and thread
 /// count (above 1: slower than governor), and the pauses beside governor's `retain_recent`.
 fn ratios() {
-    println!("\nratios to governor keyed, measured in this run (median ns per call; ratio > 1 is slower):");
+    println!(
+        "\ntime moving, 1 thread: the reference ÷ governor on the same clock (median ns per call):"
+    );
+    println!(
+        "{:<28} {:<8} {:>14} {:>11} {:>12} {:>11}",
+        "workload", "clock", "design", "ns/call", "governor ns", "ratio"
+    );
+    for n in [1_000, 100_000] {
+        for path in Path::ALL {
+            let group = format!("allow_moving_{}_{n}keys", path.name());
+            for clock in ["tsc", "std", "step"] {
+                if let (Some(ns), Some(gov)) = (
+                    median(&group, &format!("reference_{clock}")),
+                    median(&group, &format!("governor_{clock}")),
+                ) {
+                    println!(
+                        "{group:<28} {clock:<8} {:>14} {ns:>11.1} {gov:>12.1} {:>10.2}x",
+                        "reference",
+                        ns / gov
+                    );
+                }
+            }
+        }
+    }
+    println!("\ntime frozen (admission alone): ratios to governor keyed, measured in this run (median ns per call; ratio > 1 is slower):");
     println!(
         "{:<28} {:<8} {:>14} {:>11} {:>12} {:>11}",
         "workload", "threads", "design", "ns/call", "governor ns", "ratio"
@@ -293,6 +361,7 @@ fn ratios() {
 
 fn main() {
     let mut c = Criterion::default().configure_from_args();
+    allow_moving(&mut c);
     allow(&mut c);
     allow_clocked(&mut c);
     pauses(&mut c);
