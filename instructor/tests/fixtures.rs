@@ -460,6 +460,18 @@ fn every_picture_parses_and_marks_every_request() {
                 );
             }
         }
+        // Baselines are labelled apart from the catalogued wrong designs: a heading over
+        // their lanes says they are right by their own rule.
+        let any_baseline = !s.walkthrough.baselines.names().is_empty();
+        assert_eq!(
+            doc.descendants()
+                .any(|n| n.attribute("class") == Some("baselines")
+                    && n.text()
+                        .is_some_and(|t| t.contains("each right by its own rule"))),
+            any_baseline,
+            "{}: the baselines' heading",
+            s.file
+        );
         // The committed picture is this one.
         let committed = fs::read_to_string(
             fixtures_dir().join(format!("walkthroughs/{}.svg", s.walkthrough.id)),
