@@ -410,6 +410,39 @@ fn javascript_reads_every_value_exactly() {
     );
 }
 
+/// The texts of `class` on the picture of walkthrough `id`.
+fn texts_of(id: &str, class: &str) -> Vec<String> {
+    let sources = source::read_dir(&lesson_dir()).unwrap();
+    let s = sources
+        .iter()
+        .find(|s| s.walkthrough.id == id)
+        .unwrap_or_else(|| panic!("no walkthrough {id}"));
+    let svg = site::picture::draw(&build::verify(s).unwrap());
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.attribute("class") == Some(class))
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn pictures_print_the_numbers_the_lesson_is_about() {
+    // The trace table: half a token kept at 250 ms, a retry of half a second at the burst.
+    let trace = "burst_rejection_fractional_refill";
+    assert!(texts_of(trace, "balance-label").contains(&"0.5".to_owned()));
+    assert!(texts_of(trace, "retry-label").contains(&"retry 500000000 ns".to_owned()));
+    // The cutover: one token at 0.5 s, not two or twenty.
+    let cutover = texts_of("worked_example_2_policy_cutover", "balance-label");
+    assert!(cutover.contains(&"1".to_owned()), "{cutover:?}");
+    assert!(!cutover.contains(&"2".to_owned()) && !cutover.contains(&"20".to_owned()));
+    // The change exercise: the first pass at 333333334 ns.
+    let change = texts_of("change_exercise_first_pass_at_333333334", "retry-label");
+    assert!(
+        change.contains(&"retry 333333334 ns".to_owned()),
+        "{change:?}"
+    );
+}
+
 #[test]
 fn every_picture_parses_and_marks_every_request() {
     let sources = source::read_dir(&lesson_dir()).unwrap();

@@ -30,6 +30,7 @@ mod page;
 pub mod picture;
 mod picture_lanes;
 mod picture_layout;
+mod picture_numbers;
 mod picture_plot;
 mod picture_text;
 pub mod race;
