@@ -9,7 +9,7 @@ use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::counterexample::{self, Counterexample};
 use ratelimit_lab::suite::env;
 
-use super::{fail, print_out, EXIT_FAILURE, EXIT_USAGE};
+use super::{fail, print_out, this_tool, EXIT_FAILURE, EXIT_USAGE};
 
 /// Arguments of `explore`.
 #[derive(Debug, clap::Args)]
@@ -40,14 +40,11 @@ pub fn run(args: &Args) -> ExitCode {
         );
     };
     // A failure's replay line is this command's, not a test run's.
-    let cargo = Backend::current()
-        .cargo("run")
-        .replace("cargo run --release", "cargo run");
-    counterexample::replay_with(format!(
-        "{cargo} --release -- explore --design {} --replay",
+    counterexample::replay_with(this_tool(&format!(
+        "explore --design {} --replay",
         design.name
-    ));
-    let rerun = format!("{cargo} --release -- explore --design {}", design.name);
+    )));
+    let rerun = this_tool(&format!("explore --design {}", design.name));
     if let Some(file) = &args.replay {
         // Read it here first, so that a bad file is one clear error, not one per check.
         if let Err(failure) = Counterexample::load(file) {

@@ -14,7 +14,7 @@ use clap::ValueEnum;
 use ratelimit_lab::suite::{env, CheckResult, Mistake, Report, Requirement, Status};
 use serde::Serialize;
 
-use super::{fail, print_out, table, timings, EXIT_FAILURE, EXIT_USAGE};
+use super::{fail, print_out, table, this_tool, timings, EXIT_FAILURE, EXIT_USAGE};
 
 /// The wall time one design's full grade may take (the budget on a two-core machine,
 /// after compilation). Exceeding it is reported, not failed: the machine may be loaded.
@@ -229,12 +229,7 @@ fn legend(graded: &[Graded]) -> String {
 
 /// The command that regrades one design with every explanation shown.
 fn regrade(design: &Design) -> String {
-    let cargo = ratelimit_lab::suite::cargo_in_this_mode("run");
-    let cargo = cargo.replace("cargo run --release", "cargo run");
-    format!(
-        "{cargo} --release -- grade --design {} --explain",
-        design.name
-    )
+    this_tool(&format!("grade --design {} --explain", design.name))
 }
 
 /// The first failure's full explanation, when there is one.

@@ -104,6 +104,14 @@ pub fn run() -> ExitCode {
 }
 
 /// Writes `text` to standard output; a closed pipe (for example `| head`) is not an error.
+/// `cargo run --release -- <args>` in the current mode (with its features or flags), the
+/// command that runs this tool again with `args`.
+fn this_tool(args: &str) -> String {
+    let cargo =
+        ratelimit_lab::suite::cargo_in_this_mode("run").replace("cargo run --release", "cargo run");
+    format!("{cargo} --release -- {args}")
+}
+
 fn print_out(text: &str) -> Result<(), io::Error> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
