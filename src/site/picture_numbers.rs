@@ -5,36 +5,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::lesson::words::tokens;
 use crate::model::{Op, Outcome};
 
 use super::build::Verified;
 use super::picture_layout::{Layout, KEY_COLOURS, REJECTED};
-use super::picture_plot::before;
-use super::picture_text::{compact, escape};
-
-/// At most this many characters of an exact number; a longer one is written compactly.
-const DIGITS: usize = 12;
-
-/// `units` as tokens for a label: exact (`0.5`, `9`), or `≈9.2e18` when too long.
-fn token_label(units: u128) -> String {
-    let exact = tokens(units);
-    if exact.len() <= DIGITS {
-        exact
-    } else {
-        compact(units / u128::from(crate::UNITS_PER_TOKEN))
-    }
-}
-
-/// Nanoseconds for a label: `retry 500000000 ns`, or `retry ≈1.8e19 ns`.
-fn retry_label(nanos: u64) -> String {
-    let exact = nanos.to_string();
-    if exact.len() <= DIGITS {
-        format!("retry {exact} ns")
-    } else {
-        format!("retry {} ns", compact(u128::from(nanos)))
-    }
-}
+use super::picture_plot::{before, keys_of};
+use super::picture_text::{escape, retry_label, token_label};
 
 /// `true` when step `i` is the last step at its instant.
 fn last_at_instant(l: &Layout, i: usize) -> bool {
@@ -44,12 +20,7 @@ fn last_at_instant(l: &Layout, i: usize) -> bool {
 /// Each key's balance after the last step of every instant, in tokens, just above the line
 /// right of the step (class `balance-label`), written only when it differs from the key's label before.
 pub(super) fn balance_labels(svg: &mut String, v: &Verified, l: &Layout) {
-    let keys: Vec<&String> = {
-        let mut keys: Vec<&String> = v.steps.iter().flat_map(|s| s.balances.keys()).collect();
-        keys.sort();
-        keys.dedup();
-        keys
-    };
+    let keys = keys_of(v);
     let mut shown: BTreeMap<&str, u128> = BTreeMap::new();
     for (i, checked) in v.steps.iter().enumerate() {
         if !last_at_instant(l, i) {
@@ -103,23 +74,5 @@ pub(super) fn retry_labels(svg: &mut String, v: &Verified, l: &Layout) {
             l.y(before(v, l, i, key)) - 21.0,
             escape(&retry_label(d.retry_after_nanos))
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_are_exact_or_marked_approximate() {
-        assert_eq!(token_label(500_000_000), "0.5");
-        assert_eq!(token_label(1_000_000_000), "1");
-        assert_eq!(
-            token_label(9_223_372_036_854_775_807_000_000_000),
-            "≈9.2e18"
-        );
-        assert_eq!(retry_label(500_000_000), "retry 500000000 ns");
-        assert_eq!(retry_label(333_333_334), "retry 333333334 ns");
-        assert_eq!(retry_label(u64::MAX), "retry ≈1.8e19 ns");
     }
 }

@@ -55,10 +55,9 @@ pub(crate) fn broken_requirement(
     let mut key_bound = false;
     for e in errors {
         match e {
-            LimitError::InvalidKey | LimitError::InvalidCost { .. } => {
-                return Some(Requirement::R1)
-            }
-            LimitError::TimeWentBackwards { .. } => return Some(Requirement::R1),
+            LimitError::InvalidKey
+            | LimitError::InvalidCost { .. }
+            | LimitError::TimeWentBackwards { .. } => return Some(Requirement::R1),
             LimitError::StalePolicyVersion { .. } | LimitError::InvalidPolicy { .. } => {
                 policy_error = true;
             }

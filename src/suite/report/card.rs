@@ -203,14 +203,17 @@ impl Report {
                 m.seed_text(),
                 hint(m.hint())
             ),
-            None => format!(
-                "diagnosis: no catalogued mistake explains all {failed} failure{}; the first broken \
-                 requirement is {}: {}\n{}\n",
-                if failed == 1 { "" } else { "s" },
-                first.requirement(),
-                first.requirement().text(),
-                hint(first.requirement().hint())
-            ),
+            None => {
+                // Filing replays the trace on the specification: once.
+                let broken = first.requirement();
+                format!(
+                    "diagnosis: no catalogued mistake explains all {failed} failure{}; the first \
+                     broken requirement is {broken}: {}\n{}\n",
+                    if failed == 1 { "" } else { "s" },
+                    broken.text(),
+                    hint(broken.hint())
+                )
+            }
         }
     }
 

@@ -113,6 +113,7 @@ impl Tests<'_> {
             .filter(|(j, _)| selection.selects(&self.test_name(*j)))
             .filter_map(|(j, later)| {
                 let r = self.settle::<L>(later.name, suspects, true);
+                // Comparing causes first spares the scan of earlier checks for most.
                 (r.cause() == Some(cause)
                     && self
                         .same_cause_before::<L>(&r, suspects, selection)
