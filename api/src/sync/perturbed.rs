@@ -29,102 +29,7 @@ use super::waits;
 
 pub use std::sync::{Arc, MutexGuard, RwLockReadGuard, RwLockWriteGuard};
 
-/// Switching perturbation on and off for the current thread.
-pub mod perturbation {
-    use std::cell::Cell;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::time::Duration;
-
-    /// Whether any thread of this process has ever switched perturbation on. Until one does
-    /// (a process that only uses the designs, not the suite), a perturbation point is one
-    /// relaxed load of this flag, with no thread-local access.
-    static EVER_ENABLED: AtomicBool = AtomicBool::new(false);
-
-    std::thread_local! {
-        /// The state of this thread's random choices; `0` while perturbation is off.
-        static STATE: Cell<u64> = const { Cell::new(0) };
-    }
-
-    /// Perturbation on for the current thread (and the threads it spawns through the
-    /// facade) until the guard is dropped; `seed` varies the random choices.
-    #[must_use = "perturbation ends when the guard is dropped"]
-    pub fn enable(seed: u64) -> Enabled {
-        EVER_ENABLED.store(true, Ordering::Relaxed);
-        let before = STATE.with(|s| s.replace(seed | 1));
-        Enabled { before }
-    }
-
-    /// Perturbation stays on while this is alive (see [`enable`]).
-    #[derive(Debug)]
-    pub struct Enabled {
-        before: u64,
-    }
-
-    impl Drop for Enabled {
-        fn drop(&mut self) {
-            STATE.with(|s| s.set(self.before));
-        }
-    }
-
-    /// `true` while perturbation is on for the current thread.
-    pub fn is_enabled() -> bool {
-        STATE.with(Cell::get) != 0
-    }
-
-    /// A seed for a thread spawned now, when perturbation is on; `None` when it is off.
-    pub(super) fn seed_for_child() -> Option<u64> {
-        STATE.with(|s| {
-            let x = s.get();
-            (x != 0).then(|| {
-                let next = step(x);
-                s.set(next);
-                next ^ 0x9e37_79b9_7f4a_7c15
-            })
-        })
-    }
-
-    /// xorshift64: the next state, never `0` for a state that is not `0`.
-    fn step(mut x: u64) -> u64 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
-
-    /// A perturbation point: when perturbation is on, one time in four yields the processor
-    /// (another runnable thread goes first), one in eight spins for up to a few
-    /// microseconds (the thread on the other core runs ahead) and one in thirty-two sleeps
-    /// for about 50 µs (long enough for another thread to run whole calls); otherwise
-    /// nothing.
-    #[inline(always)]
-    pub(in crate::sync) fn point() {
-        if EVER_ENABLED.load(Ordering::Relaxed) {
-            perturb();
-        }
-    }
-
-    /// [`point`] once some thread has switched perturbation on: this thread's choice.
-    #[cold]
-    #[inline(never)]
-    fn perturb() {
-        let x = STATE.with(Cell::get);
-        if x == 0 {
-            return;
-        }
-        let next = step(x);
-        STATE.with(|s| s.set(next));
-        match next % 32 {
-            0..=7 => std::thread::yield_now(),
-            8..=11 => {
-                for _ in 0..(next >> 8) % 4096 {
-                    std::hint::spin_loop();
-                }
-            }
-            12 => std::thread::sleep(Duration::from_micros(1 + (next >> 8) % 50)),
-            _ => {}
-        }
-    }
-}
+pub mod perturbation;
 
 use perturbation::point;
 
@@ -726,13 +631,13 @@ pub mod thread {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let seed = super::perturbation::seed_for_child();
+        let child = super::perturbation::for_child();
         let group = super::waits::group();
-        if seed.is_none() && group.is_none() {
+        if child.is_none() && group.is_none() {
             return std::thread::spawn(f);
         }
         std::thread::spawn(move || {
-            let _on = seed.map(super::perturbation::enable);
+            let _on = child.map(super::perturbation::Child::enter);
             let _member = super::waits::rejoin(group);
             f()
         })

@@ -6,10 +6,11 @@
 //!
 //! Every check first explores the small scenarios of [`races`](crate::suite::checks::races): under shuttle
 //! and loom with the controlled scheduler, and that is all; under std on real threads with
-//! the facade's perturbation on. Under std the rounds here follow, for designs whose locks
-//! are raw `std::sync` and so are never perturbed (`RATELIMIT_LAB_ROUNDS` rounds: a race
-//! shows in some rounds, so such a design is caught with a probability, not always, and the
-//! failure says in how many of the rounds the race showed).
+//! the facade's perturbation on. Under std the rounds here follow, for designs whose calls
+//! passed no perturbation point in those scenarios (locks and atomics of raw `std::sync`,
+//! which nothing perturbs): `RATELIMIT_LAB_ROUNDS` rounds, in which a race shows in some
+//! rounds, so such a design is caught with a probability, not always, and the failure says
+//! in how many of the rounds the race showed.
 use crate::suite::host::subject::Subject;
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
@@ -25,13 +26,27 @@ use crate::suite::core::backend::Backend;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::core::panics::guarded;
+use crate::suite::host::perturbation;
 use crate::suite::oracle::linearizability::Event;
+
+/// Runs a check's scenarios (explored under shuttle and loom, perturbed on real threads)
+/// and says whether stress rounds must follow: only under std, and only for a design whose
+/// calls passed no perturbation point, one on raw `std::sync` that the perturbed scenarios
+/// could not shake.
+///
+/// # Errors
+///
+/// The scenarios' failure.
+fn stress_rounds_needed(scenarios: impl FnOnce() -> Result<(), Failure>) -> Result<bool, Failure> {
+    let before = perturbation::reached();
+    scenarios()?;
+    Ok(!Backend::current().is_controlled() && perturbation::reached() == before)
+}
 
 /// Twenty threads each spend one token at t = 0 from capacity ten: exactly ten pass, and the
 /// history linearizes.
 pub(crate) fn r2_twenty_contenders_ten_pass(subject: Subject) -> Result<(), Failure> {
-    races::r2_twenty_contenders_ten_pass(subject)?;
-    if Backend::current().is_controlled() {
+    if !stress_rounds_needed(|| races::r2_twenty_contenders_ten_pass(subject))? {
         return Ok(());
     }
     stress((env::rounds() / 4).max(1), |round, explain| {
@@ -59,8 +74,7 @@ pub(crate) fn r2_twenty_contenders_ten_pass(subject: Subject) -> Result<(), Fail
 /// Threads spend mixed costs at one instant; the admitted costs must add up to exactly what
 /// the bucket lost, which a sequential probe then reads back.
 pub(crate) fn i2_each_cost_is_deducted_once(subject: Subject) -> Result<(), Failure> {
-    races::i2_each_cost_is_deducted_once(subject)?;
-    if Backend::current().is_controlled() {
+    if !stress_rounds_needed(|| races::i2_each_cost_is_deducted_once(subject))? {
         return Ok(());
     }
     let mut rng = env::seed() ^ 0x12;
@@ -111,8 +125,7 @@ pub(crate) fn i2_each_cost_is_deducted_once(subject: Subject) -> Result<(), Fail
 /// Threads race to create distinct keys under a small bound: exactly `max_keys` succeed and
 /// the rest get `KeyCapacityReached`.
 pub(crate) fn i3_concurrent_new_keys_respect_max_keys(subject: Subject) -> Result<(), Failure> {
-    races::i3_concurrent_new_keys_respect_max_keys(subject)?;
-    if Backend::current().is_controlled() {
+    if !stress_rounds_needed(|| races::i3_concurrent_new_keys_respect_max_keys(subject))? {
         return Ok(());
     }
     let keys = ["a", "b", "c", "d", "e", "f"];
@@ -144,8 +157,7 @@ pub(crate) fn i3_concurrent_new_keys_respect_max_keys(subject: Subject) -> Resul
 /// Random rounds of mixed calls on real threads, each history (init, parallel and post parts)
 /// checked for linearizability.
 pub(crate) fn r2_concurrent_histories_linearize(subject: Subject) -> Result<(), Failure> {
-    races::r2_concurrent_histories_linearize(subject)?;
-    if Backend::current().is_controlled() {
+    if !stress_rounds_needed(|| races::r2_concurrent_histories_linearize(subject))? {
         return Ok(());
     }
     let mut rng = env::seed() ^ 0x2;
@@ -311,8 +323,7 @@ fn maintenance_never_undoes_a_spend(
 
 /// `evict_full` racing spends never drops a bucket that a spend emptied in between.
 pub(crate) fn r3_eviction_never_undoes_a_spend(subject: Subject) -> Result<(), Failure> {
-    races::r3_eviction_never_undoes_a_spend(subject)?;
-    if Backend::current().is_controlled() {
+    if !stress_rounds_needed(|| races::r3_eviction_never_undoes_a_spend(subject))? {
         return Ok(());
     }
     maintenance_never_undoes_a_spend(subject, "evict_full", |now| Op::EvictFull { now })
@@ -320,8 +331,7 @@ pub(crate) fn r3_eviction_never_undoes_a_spend(subject: Subject) -> Result<(), F
 
 /// `replace_policy` racing spends never publishes balances read before a spend.
 pub(crate) fn r4_cutover_never_undoes_a_spend(subject: Subject) -> Result<(), Failure> {
-    races::r4_cutover_never_undoes_a_spend(subject)?;
-    if Backend::current().is_controlled() {
+    if !stress_rounds_needed(|| races::r4_cutover_never_undoes_a_spend(subject))? {
         return Ok(());
     }
     let next = policy(2, 3, 1)?;

@@ -6,6 +6,7 @@
 
 use crate::model::Op;
 use crate::suite::core::panics::guarded;
+use crate::suite::host::perturbation::design_call;
 use crate::suite::oracle::linearizability::Event;
 use crate::Limiter;
 
@@ -23,7 +24,7 @@ pub(crate) fn record(
     op: &Op,
 ) -> Result<Event, String> {
     let invoked = tick();
-    let outcome = guarded(|| op.run_on(design))?;
+    let outcome = design_call(|| guarded(|| op.run_on(design)))?;
     let returned = tick();
     Ok(Event {
         thread,

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Model, Op};
 use crate::suite::core::failure::Failure;
 use crate::suite::core::panics::{guarded, panic_message};
+use crate::suite::host::perturbation;
 use crate::suite::oracle::linearizability;
 /// One call of an [`Execution`]'s history (what [`judge`] judges).
 pub use crate::suite::oracle::linearizability::Event;
@@ -128,18 +129,25 @@ pub fn try_execute_subject(subject: Subject, scenario: &Scenario) -> Result<Exec
                 if let Some(together) = together {
                     together.wait();
                 }
-                ops.iter()
+                let events = ops
+                    .iter()
                     .map(|op| call(&**design, &clock, i + 1, op))
-                    .collect::<Result<Vec<Event>, String>>()
+                    .collect::<Result<Vec<Event>, String>>();
+                (events, perturbation::reached())
             })
         })
         .collect();
     let mut first_panic = None;
     for handle in handles {
-        match handle.join() {
-            Ok(Ok(events)) => history.extend(events),
-            Ok(Err(why)) => {
-                first_panic.get_or_insert(why);
+        match perturbation::idle(|| handle.join()) {
+            Ok((events, reached)) => {
+                perturbation::credit(reached);
+                match events {
+                    Ok(events) => history.extend(events),
+                    Err(why) => {
+                        first_panic.get_or_insert(why);
+                    }
+                }
             }
             Err(payload) => {
                 first_panic.get_or_insert(panic_message(payload.as_ref()));
