@@ -631,16 +631,45 @@ pub mod thread {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        let child = super::perturbation::for_child();
-        let group = super::waits::group();
-        if child.is_none() && group.is_none() {
+        let inherited = inheritance();
+        if inherited.is_empty() {
             return std::thread::spawn(f);
         }
-        std::thread::spawn(move || {
-            let _on = child.map(super::perturbation::Child::enter);
-            let _member = super::waits::rejoin(group);
+        std::thread::spawn(move || inherited.run(f))
+    }
+
+    /// What [`spawn`] carries from the calling thread to a new one, taken now: perturbation
+    /// with a seed of its own and a place in the caller's scenario, and the caller's
+    /// [`waits`](super::super::waits) group. [`Inheritance::run`] runs a closure with it on
+    /// a thread that already exists (a reused worker), as if that thread had been spawned
+    /// here.
+    pub fn inheritance() -> Inheritance {
+        Inheritance {
+            child: super::perturbation::for_child(),
+            group: super::waits::group(),
+        }
+    }
+
+    /// What a spawned thread inherits (see [`inheritance`]).
+    #[derive(Debug)]
+    pub struct Inheritance {
+        child: Option<super::perturbation::Child>,
+        group: Option<std::sync::Arc<str>>,
+    }
+
+    impl Inheritance {
+        /// `true` when there is nothing to carry: perturbation off, and no group.
+        pub fn is_empty(&self) -> bool {
+            self.child.is_none() && self.group.is_none()
+        }
+
+        /// Runs `f` on the calling thread with what was inherited, and restores the thread's
+        /// own state afterwards.
+        pub fn run<T>(self, f: impl FnOnce() -> T) -> T {
+            let _on = self.child.map(super::perturbation::Child::enter);
+            let _member = super::waits::rejoin(self.group);
             f()
-        })
+        }
     }
 }
 

@@ -21,14 +21,14 @@ use serde::{Deserialize, Serialize};
 use crate::model::{Model, Op};
 use crate::suite::core::failure::Failure;
 use crate::suite::core::panics::{guarded, panic_message};
-use crate::suite::host::perturbation;
+use crate::suite::host::{crew, perturbation};
 use crate::suite::oracle::linearizability;
 /// One call of an [`Execution`]'s history (what [`judge`] judges).
 pub use crate::suite::oracle::linearizability::Event;
 use crate::suite::oracle::recorder::record;
 use crate::suite::oracle::sequential::one_at_a_time;
 use crate::sync::atomic::{AtomicU64, Ordering};
-use crate::sync::{thread, Arc};
+use crate::sync::Arc;
 use crate::{Limiter, Policy, Snapshot};
 
 /// How [`judge`] begins when the outcomes have a legal order and only the state left differs.
@@ -124,7 +124,8 @@ pub fn try_execute_subject(subject: Subject, scenario: &Scenario) -> Result<Exec
             let (design, clock, ops) = (Arc::clone(&design), Arc::clone(&clock), ops.clone());
             let calls = crate::suite::core::watch::group();
             let together = together.clone();
-            thread::spawn(move || {
+            crew::spawn(move || {
+                let start = perturbation::reached();
                 let _calls = crate::suite::core::watch::adopt(calls);
                 if let Some(together) = together {
                     together.wait();
@@ -133,7 +134,7 @@ pub fn try_execute_subject(subject: Subject, scenario: &Scenario) -> Result<Exec
                     .iter()
                     .map(|op| call(&**design, &clock, i + 1, op))
                     .collect::<Result<Vec<Event>, String>>();
-                (events, perturbation::reached())
+                (events, perturbation::reached().saturating_sub(start))
             })
         })
         .collect();

@@ -109,10 +109,19 @@ pub(in crate::sync) struct Child {
 
 impl Child {
     /// Switches perturbation on for the new thread.
-    pub(in crate::sync) fn enter(self) -> Enabled {
-        match self.scenario {
+    pub(in crate::sync) fn enter(mut self) -> Enabled {
+        match self.scenario.take() {
             Some(scenario) => enter(self.seed, scenario),
             None => enter(self.seed, Arc::new(AtomicUsize::new(1))),
+        }
+    }
+}
+
+impl Drop for Child {
+    /// A thread that never started leaves its scenario.
+    fn drop(&mut self) {
+        if let Some(scenario) = self.scenario.take() {
+            scenario.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
