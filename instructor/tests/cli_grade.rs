@@ -101,13 +101,26 @@ fn grade_reports_a_correct_and_a_wrong_design_as_catalogued() {
             "a line over 120 columns: {line}"
         );
     }
-    // Progress, one line per design, also when standard error is a pipe.
+    // Progress, one line per design as it is graded (designs run side by side, so in the
+    // order they end), also when standard error is a pipe.
     let stderr = text(&out.stderr);
+    let progress: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("graded "))
+        .collect();
+    assert_eq!(progress.len(), 2, "{stderr}");
     assert!(
-        stderr.contains("graded TokenBucket (1 of 2)")
-            && stderr.contains("graded RetroactiveRate (2 of 2)"),
+        progress[0].contains("(1 of 2)") && progress[1].contains("(2 of 2)"),
         "{stderr}"
     );
+    for name in ["TokenBucket", "RetroactiveRate"] {
+        assert!(
+            progress
+                .iter()
+                .any(|l| l.starts_with(&format!("graded {name} ("))),
+            "{stderr}"
+        );
+    }
     assert!(
         stdout.contains("each behaves as the catalog says"),
         "{stdout}"

@@ -48,10 +48,11 @@ pub struct Args {
 
     /// Designs graded at the same time (each runs its checks one after another).
     ///
-    /// The default, 1, gives every design the whole machine: the times shown are then one
-    /// design's own, and the concurrency checks, which start more threads than there are
-    /// cores, do not contend with another design's (side by side they are usually slower).
-    #[arg(long, value_name = "N", default_value = "1")]
+    /// The default is the number of cores. A design's verdict does not depend on it: a
+    /// correct design passes however loaded the machine is, and the harness's own searches
+    /// are budgeted, not timed. With 1, every design has the whole machine, and the times
+    /// shown are each design's own.
+    #[arg(long, value_name = "N", default_value_t = default_jobs())]
     jobs: NonZeroUsize,
 
     /// After the card, a table of how fast each design was graded: the whole grade's wall
@@ -59,6 +60,11 @@ pub struct Args {
     /// design that fails, the time until its first counterexample.
     #[arg(long)]
     timings: bool,
+}
+
+/// The number of cores, or 1 when it cannot be known.
+fn default_jobs() -> NonZeroUsize {
+    thread::available_parallelism().unwrap_or(NonZeroUsize::MIN)
 }
 
 /// Output formats of `grade`.
@@ -154,6 +160,7 @@ fn select(names: &[String]) -> Result<Vec<&'static Design>, String> {
 fn grade_all(designs: &[&'static Design], jobs: usize) -> Vec<Graded> {
     let next = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
+    let mut done: Vec<(usize, Graded)> = Vec::with_capacity(designs.len());
     thread::scope(|scope| {
         for _ in 0..jobs.min(designs.len()) {
             let tx = tx.clone();
@@ -176,19 +183,19 @@ fn grade_all(designs: &[&'static Design], jobs: usize) -> Vec<Graded> {
                 }
             });
         }
+        drop(tx);
+        // Progress as each design is graded, while the others still run.
+        for (i, g) in rx {
+            eprintln!(
+                "graded {} ({} of {}) in {:.1} s",
+                g.design.name,
+                done.len() + 1,
+                designs.len(),
+                g.wall.as_secs_f64()
+            );
+            done.push((i, g));
+        }
     });
-    drop(tx);
-    let mut done: Vec<(usize, Graded)> = Vec::with_capacity(designs.len());
-    for (i, g) in rx {
-        eprintln!(
-            "graded {} ({} of {}) in {:.1} s",
-            g.design.name,
-            done.len() + 1,
-            designs.len(),
-            g.wall.as_secs_f64()
-        );
-        done.push((i, g));
-    }
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, g)| g).collect()
 }
