@@ -18,6 +18,10 @@ pub struct Cause {
     /// The invariant the difference breaks, if it breaks one (a wrong retry estimate breaks
     /// none: it is an answer, not a stored state).
     pub breaks: Option<Invariant>,
+    /// `true` when the difference is in which keys are tracked (how many `key_count` says,
+    /// which keys the stored state holds): the key bound's and eviction's concern, R3's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub about_keys: bool,
 }
 
 impl Cause {
@@ -26,14 +30,24 @@ impl Cause {
         Cause {
             what: what.into(),
             breaks: None,
+            about_keys: false,
         }
     }
 
-    /// A cause that breaks `invariant`.
+    /// A cause that breaks `invariant` (I3, the key bound, is about keys).
     pub fn breaking(what: impl Into<String>, invariant: Invariant) -> Cause {
         Cause {
             what: what.into(),
             breaks: Some(invariant),
+            about_keys: invariant == Invariant::I3,
+        }
+    }
+
+    /// A difference in which keys are tracked that breaks no invariant.
+    pub fn about_keys(what: impl Into<String>) -> Cause {
+        Cause {
+            about_keys: true,
+            ..Cause::new(what)
         }
     }
 
@@ -75,7 +89,7 @@ impl Cause {
                 }),
             ),
             (Outcome::KeyCount { keys: e }, Outcome::KeyCount { keys: g }) => {
-                Cause::new(format!("{call} counted {} keys than the specification", {
+                Cause::about_keys(format!("{call} counted {} keys than the specification", {
                     if g > e {
                         "more"
                     } else {

@@ -4,7 +4,7 @@
 //! a version guard caught by a check that a refused call changes nothing is an R4 slip.
 use crate::model::{Model, Op, Outcome};
 use crate::suite::core::failure::FailingTrace;
-use crate::{Invariant, LimitError, Requirement};
+use crate::{LimitError, Requirement};
 
 use crate::suite::core::cause::Cause;
 
@@ -68,8 +68,7 @@ pub(crate) fn broken_requirement(
     if policy_error || matches!(last, Op::ReplacePolicy { .. }) {
         return Some(Requirement::R4);
     }
-    let about_keys =
-        cause.is_some_and(|c| c.breaks == Some(Invariant::I3) || c.what.contains(" keys"));
+    let about_keys = cause.is_some_and(|c| c.about_keys);
     if key_bound || about_keys || matches!(last, Op::EvictFull { .. } | Op::KeyCount) {
         return Some(Requirement::R3);
     }
@@ -79,7 +78,7 @@ pub(crate) fn broken_requirement(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Decision, Policy};
+    use crate::{Decision, Invariant, Policy};
 
     fn policy(version: u64, capacity: u64, rate: u64) -> Policy {
         Policy::new(version, capacity, rate).expect("a valid policy")
@@ -168,6 +167,14 @@ mod tests {
         assert_eq!(
             broken_requirement(&one, Some(&stored)),
             Some(Requirement::R3)
+        );
+        // Which keys are stored is R3's, whatever the words; a balance is R1's.
+        let keys = Cause::about_keys("the stored keys differ from the specification's");
+        assert_eq!(broken_requirement(&one, Some(&keys)), Some(Requirement::R3));
+        let balance = Cause::new("a stored balance of keys is below the specification's");
+        assert_eq!(
+            broken_requirement(&one, Some(&balance)),
+            Some(Requirement::R1)
         );
     }
 }

@@ -258,7 +258,7 @@ impl Probe {
                 .fail(format!(
                     "after step {step} key_count() is {got}; the specification tracks {expected} keys"
                 ))
-                .because(Cause::new(format!(
+                .because(Cause::about_keys(format!(
                     "the design tracks {way} keys than the specification"
                 ))));
         }
@@ -311,12 +311,11 @@ impl Probe {
                 )));
         }
         if let Err(difference) = crate::model::same_state::compare(&got, &want) {
-            let what = stored_difference(&difference);
             return Err(self
                 .fail(format!(
                     "after step {step} the stored state differs: {difference}"
                 ))
-                .because(Cause::new(what)));
+                .because(stored_difference(&difference)));
         }
         self.replay.snapshot = None;
         Ok(())
@@ -324,21 +323,23 @@ impl Probe {
 }
 
 /// The cause of a stored state that differs: which part of it, and which way.
-fn stored_difference(difference: &StateDifference) -> String {
+fn stored_difference(difference: &StateDifference) -> Cause {
     let way = |more: bool| if more { "above" } else { "below" };
     match difference {
         StateDifference::Policy { .. } => {
-            "the stored policy differs from the specification's".into()
+            Cause::new("the stored policy differs from the specification's")
         }
-        StateDifference::Observed { got, want } => format!(
+        StateDifference::Observed { got, want } => Cause::new(format!(
             "the stored observed time is {} the specification's",
             way(got > want)
-        ),
-        StateDifference::Keys { .. } => "the stored keys differ from the specification's".into(),
-        StateDifference::Balance { got, want, .. } => format!(
+        )),
+        StateDifference::Keys { .. } => {
+            Cause::about_keys("the stored keys differ from the specification's")
+        }
+        StateDifference::Balance { got, want, .. } => Cause::new(format!(
             "a stored balance is {} the specification's at the observed time",
             way(got > want)
-        ),
+        )),
     }
 }
 
