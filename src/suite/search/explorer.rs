@@ -281,9 +281,11 @@ fn shrink(subject: Subject, scenario: &Scenario, found: Found) -> (Scenario, Fou
 ///
 /// 1. a capacity of one token (a race on the last token then needs only two callers: a
 ///    design that admits one caller too many shows it with two threads instead of three);
-/// 2. a thread fewer (down to two);
-/// 3. a call fewer in a thread of several calls, a post call fewer, an init call fewer;
-/// 4. a key bound one lower, a capacity one lower, a cost of one token.
+/// 2. of more than three threads, the first two only, then the first half (twenty
+///    contenders shrink in a few steps, not eighteen);
+/// 3. a thread fewer (down to two);
+/// 4. a call fewer in a thread of several calls, a post call fewer, an init call fewer;
+/// 5. a key bound one lower, a capacity one lower, a cost of one token.
 fn smaller(s: &Scenario) -> Vec<Scenario> {
     let mut out = Vec::new();
     let with_capacity = |capacity: u64| {
@@ -296,6 +298,14 @@ fn smaller(s: &Scenario) -> Vec<Scenario> {
     };
     if s.policy.capacity() > 1 {
         out.extend(with_capacity(1));
+    }
+    if s.threads.len() > 3 {
+        let half = s.threads.len() / 2;
+        for keep in std::iter::once(2).chain((half > 2).then_some(half)) {
+            let mut c = s.clone();
+            c.threads.truncate(keep);
+            out.push(c);
+        }
     }
     if s.threads.len() > 2 {
         for t in 0..s.threads.len() {
@@ -453,4 +463,38 @@ pub(crate) fn describe(s: &Scenario) -> String {
     }
     out.push_str(&format!("  post: {}\n", list(&s.post)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn many_threads_shrink_to_two_or_half_first() {
+        let call = Op::Allow {
+            key: "k".into(),
+            cost: 1,
+            now: 0,
+        };
+        let twenty = Scenario {
+            policy: Policy::new(1, 10, 2).expect("a valid policy"),
+            max_keys: 4,
+            init: vec![],
+            threads: vec![vec![call.clone()]; 20],
+            post: vec![call],
+        };
+        let threads: Vec<usize> = smaller(&twenty).iter().map(|c| c.threads.len()).collect();
+        assert_eq!(
+            &threads[..4],
+            [20, 2, 10, 19],
+            "capacity 1, two, half, one fewer"
+        );
+        assert_eq!(smaller(&twenty)[0].policy.capacity(), 1);
+        let four = Scenario {
+            threads: twenty.threads[..4].to_vec(),
+            ..twenty
+        };
+        let threads: Vec<usize> = smaller(&four).iter().map(|c| c.threads.len()).collect();
+        assert_eq!(&threads[..3], [4, 2, 3], "half of four is two: tried once");
+    }
 }
