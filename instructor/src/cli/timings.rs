@@ -3,14 +3,14 @@
 //!
 //! - *property cases/s*: the cases the passed property checks ran (each runs
 //!   [`env::cases`] of them unless it fails) over the time they took;
-//! - *rounds/s*: under `std`, the stress rounds the passed concurrency checks ran (each runs
-//!   [`env::rounds`]) over their time; under shuttle and loom, where they explore schedules
-//!   instead, not shown;
+//! - *rounds/s*: under `std`, the stress rounds the passed concurrency checks ran (as their
+//!   coverage counts them) over their time; not shown where none ran: under shuttle and
+//!   loom, which explore schedules instead, and for a design the perturbed scenarios reach,
+//!   which gets no stress rounds;
 //! - *first counterexample*: for a design that fails a check, the time from the start of
 //!   its grade until the first failing check (in suite order) had its counterexample.
 use std::time::Duration;
 
-use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::{env, Kind, Report};
 
 use super::table;
@@ -43,7 +43,13 @@ pub(super) fn of(report: &Report, wall: Duration) -> Timings {
             .fold((0, Duration::ZERO), |(n, t), (_, r)| (n + 1, t + r.elapsed))
     };
     let (properties, property_time) = passed_time(Kind::Property);
-    let (stresses, stress_time) = passed_time(Kind::Concurrency);
+    let (_, stress_time) = passed_time(Kind::Concurrency);
+    let rounds: u64 = report
+        .results
+        .iter()
+        .filter(|(_, r)| r.check.kind == Kind::Concurrency && r.passed())
+        .filter_map(|(_, r)| r.coverage.map(|c| c.rounds))
+        .sum();
     let mut elapsed = Duration::ZERO;
     let mut first_counterexample = None;
     for (_, r) in &report.results {
@@ -56,11 +62,7 @@ pub(super) fn of(report: &Report, wall: Duration) -> Timings {
     Timings {
         wall,
         cases_per_sec: rate(properties as f64 * f64::from(env::cases()), property_time),
-        rounds_per_sec: if Backend::current().is_controlled() {
-            None
-        } else {
-            rate(stresses as f64 * env::rounds() as f64, stress_time)
-        },
+        rounds_per_sec: rate(rounds as f64, stress_time),
         first_counterexample,
     }
 }
