@@ -259,7 +259,7 @@ fn coverage_trial() -> Result<(), Failed> {
 }
 
 /// Each failed check's evidence, the design itself left out: `check: designs reproducing it`
-/// (`-` for none).
+/// (`-` for none), then the mistakes of the designs departing alike, if any.
 fn evidence(report: &Report, left_out: &str) -> String {
     let mut parts = Vec::new();
     for (name, r) in &report.results {
@@ -270,12 +270,25 @@ fn evidence(report: &Report, left_out: &str) -> String {
                 .filter(|l| l.design != left_out)
                 .map(|l| l.design.clone())
                 .collect();
+            let kin: Vec<String> = f
+                .kin
+                .iter()
+                .filter(|l| l.design != left_out)
+                .map(|l| format!("{:?}", l.mistake))
+                .collect();
+            let mut kin_mistakes = kin.clone();
+            kin_mistakes.dedup();
             parts.push(format!(
-                "{name}: {}",
+                "{name}: {}{}",
                 if like.is_empty() {
                     "-".to_owned()
                 } else {
                     like.join("/")
+                },
+                if kin_mistakes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (alike: {})", kin_mistakes.join("/"))
                 }
             ));
         }

@@ -56,6 +56,16 @@ pub struct Failure {
     /// The known wrong designs that return exactly what this design returned on the
     /// replay, most relevant first.
     pub resembles: Vec<Lookalike>,
+    /// The known wrong designs that depart from the specification on the replay *alike*
+    /// with this design (first at the same step, with the same cause) and alike on the
+    /// diagnosis battery too: evidence at the level of the mistake, where an unseen design
+    /// with a catalogued flaw differs from the catalogued design in its numbers.
+    #[serde(skip)]
+    pub kin: Vec<Lookalike>,
+    /// The mistake the check saw itself (an error that changed the state, a key count above
+    /// the bound), kept apart from the one the replay names.
+    #[serde(skip)]
+    pub seen: Option<Mistake>,
     /// `true` when the design panicked (an unfinished method, a failed assertion): such a
     /// failure resembles no particular mistake.
     pub panicked: bool,
@@ -78,6 +88,8 @@ impl Failure {
             mistake: None,
             replay: None,
             resembles: Vec::new(),
+            kin: Vec::new(),
+            seen: None,
             panicked: false,
             expected_by: "specification",
             cause: None,

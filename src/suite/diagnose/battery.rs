@@ -18,6 +18,7 @@ use crate::model::{ModelLimiter, Op, Outcome};
 use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
 
 use crate::model::same_state::balances;
+use crate::suite::diagnose::signature::signature;
 use crate::suite::host::subject::Build;
 
 /// One trial: a limiter's policy and key bound, and the calls made on it in order.
@@ -310,6 +311,25 @@ pub(crate) fn consistent(suspect: Build, design: Build) -> bool {
     })
 }
 
+/// Whether `suspect` departs from the specification *alike* with `design` on the battery, at
+/// the level of the mistake rather than of the design: on every trial where the suspect
+/// departs, the design departs too, first with the same cause, at whatever step
+/// ([`Signature::shows_in`]). A mistake that would show where the design does not slip, or
+/// slips another way, is not the design's; a trial where only the design departs says
+/// nothing (a design may make a second mistake, which the diagnosis then finds unexplained).
+/// A trial on which either panics, or cannot be built, counts as no evidence.
+///
+/// [`Signature::shows_in`]: crate::suite::diagnose::signature::Signature::shows_in
+pub(crate) fn alike(suspect: Build, design: Build) -> bool {
+    battery().iter().all(|p| {
+        let sign = |build| signature(build, p.policy, p.max_keys, &p.ops);
+        match (sign(suspect), sign(design)) {
+            (Some(theirs), Some(mine)) => theirs.shows_in(&mine),
+            _ => true,
+        }
+    })
+}
+
 /// Whether `suspect` departs from the specification on a trace (built with `policy` and
 /// `max_keys`): in what it returns, or in what it stores at the end. A design that behaves
 /// as the specification there cannot explain a failure on it.
@@ -377,6 +397,20 @@ mod tests {
         // A correct design explains nothing a wrong one does, and the other way round.
         assert!(!consistent(boxed::<TokenBucket>, boxed::<LruEviction>));
         assert!(!consistent(boxed::<LruEviction>, boxed::<TokenBucket>));
+    }
+
+    #[test]
+    fn a_mistake_that_shows_where_the_design_does_not_slip_is_not_alike() {
+        use crate::catalog::mistakes::{KeyCapacityBeforeTime, PerKeyTime};
+        // A per-key time check refuses nothing a new key or another key sends late: the
+        // battery's trial of the limiter's time shows it. A reordered error check departs
+        // nowhere on the battery, so nothing it shows contradicts the per-key check; but the
+        // per-key check's departure shows nowhere in the reordered one.
+        assert!(!alike(boxed::<PerKeyTime>, boxed::<KeyCapacityBeforeTime>));
+        assert!(alike(boxed::<KeyCapacityBeforeTime>, boxed::<PerKeyTime>));
+        assert!(alike(boxed::<LruEviction>, boxed::<LruEviction>));
+        assert!(!alike(boxed::<FixedWindowBucket>, boxed::<LruEviction>));
+        assert!(!alike(boxed::<LruEviction>, boxed::<TokenBucket>));
     }
 
     #[test]

@@ -4,4 +4,5 @@
 //! Imports `core`, `host` and `oracle`.
 
 pub(crate) mod battery;
+pub(crate) mod signature;
 pub(crate) mod suspects;

@@ -11,7 +11,8 @@
 use crate::model::Outcome;
 use crate::{Mistake, Requirement};
 
-use crate::suite::diagnose::battery::{consistent, departs_on};
+use crate::suite::diagnose::battery::{alike, consistent, departs_on};
+use crate::suite::diagnose::signature::{signature, Signature};
 use crate::suite::host::subject::Build;
 
 use crate::suite::core::failure::FailingTrace;
@@ -81,48 +82,85 @@ pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) 
     like.all(|l| l.mistake == first).then_some(first)
 }
 
-/// Names the seed mistake a sequential failure shows by replaying its trace on the suspects:
-/// every suspect that reproduces it and is [consistent](crate::suite::diagnose::battery::consistent) with
-/// `design` (built by `design`) is listed in [`Failure::resembles`], and [`Failure::mistake`]
-/// is set only when they all make the same mistake.
+/// Names the seed mistake a sequential failure shows by replaying its trace on the suspects.
+///
+/// - **Exact replay.** Every suspect that reproduces the trace and is
+///   [consistent](crate::suite::diagnose::battery::consistent) with `design` (built by
+///   `design`) is listed in [`Failure::resembles`].
+/// - **Alike departure.** Every suspect that first departs from the specification on the
+///   trace at the same step with the same cause as `design`, and departs
+///   [alike](crate::suite::diagnose::battery::alike) with it on the battery, is listed in
+///   [`Failure::kin`].
+///
+/// [`Failure::mistake`] is set from the replay's reproducers when there are any (all making one
+/// mistake, or one of them making the mistake the check saw itself); otherwise it is the
+/// mistake the check saw itself, if any, or the one all the kin make. The check's own
+/// observation is kept in [`Failure::seen`].
 pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build) -> Failure {
     let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
+    };
+    let lookalike = |s: &Suspect| Lookalike {
+        design: s.name.to_string(),
+        mistake: s.mistake,
     };
     failure.resembles = resembling(suspects, replay)
         .into_iter()
         .filter(|s| departs_on(s.build, replay.policy, replay.max_keys, &replay.ops))
         .filter(|s| consistent(s.build, design))
-        .map(|s| Lookalike {
-            design: s.name.to_string(),
-            mistake: s.mistake,
-        })
+        .map(lookalike)
         .collect();
-    if failure.resembles.is_empty() {
+    let sign = |build| signature(build, replay.policy, replay.max_keys, &replay.ops);
+    failure.kin = match sign(design).filter(Signature::departs) {
+        None => Vec::new(),
+        Some(mine) => suspects
+            .iter()
+            .filter(|s| sign(s.build).is_some_and(|theirs| theirs.departs() && theirs.alike(&mine)))
+            .filter(|s| alike(s.build, design))
+            .map(lookalike)
+            .collect(),
+    };
+    failure.seen = failure.mistake;
+    let (evidence, exact) = if failure.resembles.is_empty() {
+        (&failure.kin, false)
+    } else {
+        (&failure.resembles, true)
+    };
+    if evidence.is_empty() {
         return failure;
     }
     // A mistake the check saw directly (an error that changed the state, a key count above
-    // the bound) stands when the designs that reproduce the trace include one making it.
+    // the bound) stands when the designs the evidence lists include one making it.
     let seen = failure
-        .mistake
-        .filter(|m| failure.resembles.iter().any(|l| l.mistake == *m));
-    failure.mistake = agreed_mistake(&failure.resembles).or(seen);
-    let names: Vec<&str> = failure
-        .resembles
-        .iter()
-        .map(|l| l.design.as_str())
-        .collect();
-    let note = match failure.mistake {
-        Some(_) => format!(
-            "On this trace the design returns exactly what the catalogued wrong design{} {} return{}.",
-            if names.len() > 1 { "s" } else { "" },
-            names.join(", "),
-            if names.len() > 1 { "" } else { "s" }
+        .seen
+        .filter(|m| evidence.iter().any(|l| l.mistake == *m));
+    // Exact reproducers that agree outweigh the check's own sight; alike departures, weaker
+    // evidence, do not.
+    failure.mistake = if exact {
+        agreed_mistake(evidence).or(seen)
+    } else {
+        failure.seen.or_else(|| agreed_mistake(evidence))
+    };
+    let names: Vec<&str> = evidence.iter().map(|l| l.design.as_str()).collect();
+    let plural = names.len() > 1;
+    let (s, verb) = if plural { ("s", "") } else { ("", "s") };
+    let list = names.join(", ");
+    let note = match (failure.mistake, exact) {
+        (Some(_), true) => format!(
+            "On this trace the design returns exactly what the catalogued wrong design{s} {list} return{verb}."
         ),
-        None => format!(
-            "On this trace the design returns exactly what the catalogued wrong designs {} return, \
-             and they make different mistakes: this trace alone does not tell which one is made.",
-            names.join(", ")
+        (None, true) => format!(
+            "On this trace the design returns exactly what the catalogued wrong designs {list} return, \
+             and they make different mistakes: this trace alone does not tell which one is made."
+        ),
+        (Some(_), false) => format!(
+            "On this trace the design first departs from the specification where and as the catalogued \
+             wrong design{s} {list} depart{verb}, and departs alike on every trial of the diagnosis."
+        ),
+        (None, false) => format!(
+            "On this trace the design first departs from the specification where and as the catalogued \
+             wrong designs {list} depart, and they make different mistakes: this trace alone does not \
+             tell which one is made."
         ),
     };
     failure.detail = Some(match failure.detail.take() {

@@ -448,4 +448,60 @@ mod tests {
         );
         assert!(text.contains("hint: "), "{text}");
     }
+
+    /// `report`, with the failure at each index in `kin` also departing alike with the
+    /// designs given.
+    fn with_kin(mut r: Report, kin: &[(usize, &[(&str, Mistake)])]) -> Report {
+        for (at, like) in kin {
+            if let Some((
+                _,
+                CheckResult {
+                    status: Status::Failed(f),
+                    ..
+                },
+            )) = r.results.get_mut(*at)
+            {
+                f.kin = like
+                    .iter()
+                    .map(|(d, m)| Lookalike {
+                        design: (*d).to_owned(),
+                        mistake: *m,
+                    })
+                    .collect();
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn an_alike_departure_names_a_mistake_only_when_it_singles_one_out_everywhere() {
+        let a = [("A", Mistake::StaleTime), ("A2", Mistake::StaleTime)];
+        let shared = [
+            ("A", Mistake::StaleTime),
+            ("K", Mistake::MutationBeforeValidation),
+        ];
+        let other = [("C", Mistake::InputValidation)];
+        // Left out of the catalog, A's kin A2 still names the mistake.
+        let named = with_kin(report(&[(0, &a), (1, &[])]), &[(0, &a), (1, &a)]);
+        assert_eq!(named.diagnosis_without(&["A"]), Some(Mistake::StaleTime));
+        // A departure two mistakes share names nothing on its own...
+        let alone = with_kin(report(&[(0, &[])]), &[(0, &shared)]);
+        assert_eq!(alone.diagnosis(), None);
+        // ...but allows the mistake another check singles out.
+        let helped = with_kin(report(&[(0, &[]), (1, &[])]), &[(0, &shared), (1, &a)]);
+        assert_eq!(helped.diagnosis(), Some(Mistake::StaleTime));
+        // Two checks singling out different mistakes: no name.
+        let split = with_kin(report(&[(0, &[]), (1, &[])]), &[(0, &a), (1, &other)]);
+        assert_eq!(split.diagnosis(), None);
+        // A failed check that nothing departs alike with leaves the rest of what is wrong
+        // unexplained: no name from alike departures alone.
+        let partial = with_kin(report(&[(0, &[]), (1, &[])]), &[(0, &a)]);
+        assert_eq!(partial.diagnosis(), None);
+        // Exact evidence and alike departures that disagree: no name.
+        let against = with_kin(
+            report(&[(0, &[("B", Mistake::DroppedFraction)]), (1, &[])]),
+            &[(1, &a)],
+        );
+        assert_eq!(against.diagnosis(), None);
+    }
 }

@@ -62,17 +62,27 @@ impl Report {
     /// evidence does not single one out (a wrong name would send a learner to fix code that
     /// is right).
     ///
+    /// Each failed sequential check gives at most one piece of evidence, a set of mistakes it
+    /// allows:
+    ///
     /// - **Replayed traces.** The catalogued designs that reproduce the failing trace of
     ///   *every* check whose trace some design reproduces are kept (a coincidence on one short
-    ///   trace does not carry over to the others; a check whose trace no design reproduces
-    ///   gives no evidence: an unseen design with a known flaw differs from the catalogued one
-    ///   in its details).
+    ///   trace does not carry over to the others); their mistakes are allowed.
+    /// - **Alike departures.** A check whose trace no design reproduces, but on which designs
+    ///   first depart from the specification where and as this design does (and alike on the
+    ///   diagnosis battery), allows their mistakes; only the mistake the check saw itself, if
+    ///   it saw one.
     /// - **Direct evidence.** A check that saw a mistake itself (an error that changed the
     ///   state, a limiter built without a key bound) and whose trace no design reproduces
-    ///   allows only that mistake.
-    /// - A mistake is named when it is the only one all this evidence allows. Only when no
-    ///   sequential check gives evidence do the concurrency checks speak: the race named by
-    ///   the most of them, the earliest in suite order on a tie.
+    ///   allows only that mistake, whatever else departs alike.
+    /// - A check with none of these gives no evidence: an unseen design with a known flaw
+    ///   differs from the catalogued one in its details.
+    ///
+    /// A mistake is named when it is the only one every piece of evidence allows, and some
+    /// piece allows it alone (two checks allowing {A, B} and {A, C} single out nothing: a
+    /// design making both B and C fits them too). Only when no sequential check gives
+    /// evidence do the concurrency checks speak: the race named by the most of them, the
+    /// earliest in suite order on a tie.
     pub fn diagnosis(&self) -> Option<crate::Mistake> {
         self.diagnosis_without(&[])
     }
@@ -85,8 +95,13 @@ impl Report {
         use crate::suite::core::failure::Lookalike;
         use crate::Mistake;
         let mut designs: Option<Vec<&Lookalike>> = None;
-        let mut direct: Vec<Mistake> = Vec::new();
+        let mut evidence: Vec<Vec<Mistake>> = Vec::new();
         let mut races: Vec<Mistake> = Vec::new();
+        // Whether some failed check with a replayable trace has no evidence at all: then
+        // evidence of the mistake's level alone (alike departures) explains only part of what
+        // is wrong, and names nothing.
+        let mut unexplained = false;
+        let mut alike_only = true;
         for (_, r) in &self.results {
             let Status::Failed(f) = &r.status else {
                 continue;
@@ -99,36 +114,59 @@ impl Report {
                 .iter()
                 .filter(|l| !left_out.contains(&l.design.as_str()))
                 .collect();
+            let kin: Vec<&Lookalike> = f
+                .kin
+                .iter()
+                .filter(|l| !left_out.contains(&l.design.as_str()))
+                .collect();
             if r.check.kind == Kind::Concurrency && f.replay.is_none() {
                 races.extend(f.mistake);
             } else if !like.is_empty() {
+                alike_only = false;
                 designs = Some(match designs {
                     None => like,
                     Some(d) => d.into_iter().filter(|l| like.contains(l)).collect(),
                 });
-            } else if f.resembles.is_empty() {
-                direct.extend(f.mistake);
+            } else if !kin.is_empty() {
+                let mut allows: Vec<Mistake> = match f.seen {
+                    Some(m) => vec![m],
+                    None => kin.iter().map(|l| l.mistake).collect(),
+                };
+                allows.sort_by_key(|m| Mistake::ALL.iter().position(|n| n == m));
+                allows.dedup();
+                evidence.push(allows);
+            } else if let Some(m) = f.seen.or_else(|| {
+                // Undiagnosed (no replay, or no answer in time): the mistake is the check's own.
+                f.mistake
+                    .filter(|_| f.resembles.is_empty() && f.kin.is_empty())
+            }) {
+                alike_only = false;
+                evidence.push(vec![m]);
+            } else if f.replay.is_some() {
+                unexplained = true;
             }
         }
-        let mut allowed: Vec<Mistake> = Vec::new();
         if let Some(d) = &designs {
-            allowed.extend(d.iter().map(|l| l.mistake));
+            let mut allows: Vec<Mistake> = d.iter().map(|l| l.mistake).collect();
+            allows.sort_by_key(|m| Mistake::ALL.iter().position(|n| n == m));
+            allows.dedup();
+            evidence.push(allows);
         }
-        for m in &direct {
-            if designs.is_none() && allowed.is_empty() {
-                allowed.push(*m);
-            }
-            allowed.retain(|a| a == m);
+        if evidence.is_empty() {
+            return races.iter().copied().max_by_key(|m| {
+                let votes = races.iter().filter(|n| *n == m).count();
+                let earliest = races.iter().position(|n| n == m).unwrap_or(usize::MAX);
+                (votes, std::cmp::Reverse(earliest))
+            });
         }
-        if designs.is_some() || !direct.is_empty() {
-            let first = *allowed.first()?;
-            return allowed.iter().all(|m| *m == first).then_some(first);
+        if alike_only && unexplained {
+            return None;
         }
-        races.iter().copied().max_by_key(|m| {
-            let votes = races.iter().filter(|n| *n == m).count();
-            let earliest = races.iter().position(|n| n == m).unwrap_or(usize::MAX);
-            (votes, std::cmp::Reverse(earliest))
-        })
+        let singled_out = evidence.iter().find(|e| e.len() == 1)?.first().copied()?;
+        evidence
+            .iter()
+            .all(|e| e.contains(&singled_out))
+            .then_some(singled_out)
     }
 
     /// Every result for a person, in suite order: a line for each check that passed, the full
