@@ -29,6 +29,7 @@ pub fn suspects() -> &'static [Suspect] {
                     name: d.name,
                     breaks,
                     mistake,
+                    says: ratelimit_lab_catalog::mistakes::in_words(d.name).unwrap_or_default(),
                     build: d.build,
                 }),
             })

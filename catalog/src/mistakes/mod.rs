@@ -80,6 +80,8 @@
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
 
 mod accepts_stale_time;
+mod in_words;
+pub use in_words::in_words;
 pub(crate) mod base;
 mod ceil_whole_tokens;
 mod check_then_deduct;

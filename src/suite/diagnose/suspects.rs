@@ -15,6 +15,7 @@ use crate::suite::diagnose::battery::{alike, consistent, departs_on};
 use crate::suite::diagnose::signature::{signature, Signature};
 use crate::suite::host::subject::Build;
 
+use crate::suite::core::failure::wrapped;
 use crate::suite::core::failure::FailingTrace;
 use crate::suite::core::failure::Failure;
 use crate::suite::core::failure::Lookalike;
@@ -28,6 +29,9 @@ pub struct Suspect {
     pub breaks: Requirement,
     /// The seed mistake it makes.
     pub mistake: Mistake,
+    /// What it does wrong, in one sentence (empty when unknown): shown to a learner whose
+    /// design returns exactly what it returns.
+    pub says: &'static str,
     /// A fresh instance of it: inside the harness only, so that no wrong design (one lock
     /// away from a correct one, for the races) is handed to a learner's crate.
     pub(crate) build: Build,
@@ -39,6 +43,7 @@ impl std::fmt::Debug for Suspect {
             .field("name", &self.name)
             .field("breaks", &self.breaks)
             .field("mistake", &self.mistake)
+            .field("says", &self.says)
             .finish_non_exhaustive()
     }
 }
@@ -163,9 +168,67 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
              tell which one is made."
         ),
     };
+    // The catalogued designs' own words, when they reproduce the trace exactly: the closest
+    // description of what this design does.
+    let mut note = note;
+    if exact {
+        for name in &names {
+            let says = suspects
+                .iter()
+                .find(|s| s.name == *name)
+                .map_or("", |s| s.says);
+            if !says.is_empty() {
+                note.push('\n');
+                note.push_str("  ");
+                note.push_str(&wrapped(&format!("{name}: {says}"), 98, "    "));
+            }
+        }
+    }
     failure.detail = Some(match failure.detail.take() {
         Some(d) if !d.is_empty() => format!("{d}\n{note}"),
         _ => note,
     });
     failure
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::mistakes::RejectionKeepsOldTime;
+    use crate::model::Op;
+    use crate::suite::host::subject::boxed;
+    use crate::Policy;
+
+    #[test]
+    fn an_exact_lookalike_is_described_in_its_own_words() {
+        // The trace table, then a call at 750 ms that the stale time admits.
+        let ms = 1_000_000;
+        let ops: Vec<Op> = [(10, 0), (1, 250 * ms), (1, 500 * ms), (1, 750 * ms)]
+            .into_iter()
+            .map(|(cost, now)| Op::Allow {
+                key: "k".into(),
+                cost,
+                now,
+            })
+            .collect();
+        let policy = Policy::new(1, 10, 2).expect("a valid policy");
+        let design = boxed::<RejectionKeepsOldTime>;
+        let limiter = design(policy, 8).expect("builds");
+        let observed = ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
+        let mut failure = Failure::new("allow admitted a request the specification rejects");
+        failure.replay = Some(FailingTrace {
+            policy,
+            max_keys: 8,
+            ops,
+            observed,
+            snapshot: None,
+        });
+        let diagnosed = diagnose(failure, crate::catalog::suspects(), design);
+        let detail = diagnosed.detail.unwrap_or_default();
+        assert!(
+            detail.contains("  RejectionKeepsOldTime: A rejection stores the refilled balance"),
+            "{detail}"
+        );
+        assert!(detail.lines().all(|l| l.chars().count() <= 120), "{detail}");
+    }
 }
