@@ -43,13 +43,13 @@ pub(super) fn of(report: &Report, wall: Duration) -> Timings {
             .fold((0, Duration::ZERO), |(n, t), (_, r)| (n + 1, t + r.elapsed))
     };
     let (properties, property_time) = passed_time(Kind::Property);
-    let (_, stress_time) = passed_time(Kind::Concurrency);
-    let rounds: u64 = report
+    let (stress_time, rounds) = report
         .results
         .iter()
         .filter(|(_, r)| r.check.kind == Kind::Concurrency && r.passed())
-        .filter_map(|(_, r)| r.coverage.map(|c| c.rounds))
-        .sum();
+        .fold((Duration::ZERO, 0u64), |(t, n), (_, r)| {
+            (t + r.elapsed, n + r.coverage.map_or(0, |c| c.rounds))
+        });
     let mut elapsed = Duration::ZERO;
     let mut first_counterexample = None;
     for (_, r) in &report.results {

@@ -28,10 +28,10 @@ struct Trial {
     ops: Vec<Op>,
 }
 
-const MS: u64 = 1_000_000;
+pub(super) const MS: u64 = 1_000_000;
 const SECOND: u64 = 1_000_000_000;
 
-fn allow(key: &str, cost: u64, now: u64) -> Op {
+pub(super) fn allow(key: &str, cost: u64, now: u64) -> Op {
     Op::Allow {
         key: key.to_owned(),
         cost,

@@ -142,15 +142,7 @@ mod tests {
     use crate::reference::TokenBucket;
     use crate::suite::host::subject::boxed;
 
-    const MS: u64 = 1_000_000;
-
-    fn allow(key: &str, cost: u64, now: u64) -> Op {
-        Op::Allow {
-            key: key.to_owned(),
-            cost,
-            now,
-        }
-    }
+    use crate::suite::diagnose::battery::{allow, MS};
 
     fn policy() -> Policy {
         Policy::new(1, 10, 2).expect("valid")

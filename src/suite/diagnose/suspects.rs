@@ -150,7 +150,7 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
     let plural = names.len() > 1;
     let (s, verb) = if plural { ("s", "") } else { ("", "s") };
     let list = names.join(", ");
-    let note = match (failure.mistake, exact) {
+    let mut note = match (failure.mistake, exact) {
         (Some(_), true) => format!(
             "On this trace the design returns exactly what the catalogued wrong design{s} {list} return{verb}."
         ),
@@ -170,7 +170,6 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
     };
     // The catalogued designs' own words, when they reproduce the trace exactly: the closest
     // description of what this design does.
-    let mut note = note;
     if exact {
         for name in &names {
             let says = suspects
