@@ -23,7 +23,6 @@
 //! | `fixtures` | the verified fixtures as documents, and their loader |
 //! | `suite` | the conformance checks, in layers of their own |
 //! | `catalog` | the catalog's wrong designs as the suite's suspects |
-//! | `site` | the fixtures built, drawn and shown on one page |
 //! | `grade_card` | a learner's whole grade on one screen |
 //! | `_macro_support` | what `conformance_suite!` expands to |
 #![deny(missing_docs, missing_debug_implementations)]
@@ -48,8 +47,6 @@ pub mod suite;
 // The catalog's wrong designs as the suite's suspects.
 pub(crate) mod catalog; // designs that pass the suite are not part of a learner's API
 
-// The fixtures built, drawn and shown on one page.
-pub mod site;
 // A learner's whole grade on one screen.
 mod grade_card;
 // What `conformance_suite!` expands to, and the macro itself.

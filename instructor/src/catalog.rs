@@ -204,3 +204,4 @@ pub fn wrong(name: &str) -> Option<(Requirement, Mistake)> {
         _ => None,
     }
 }
+

@@ -3,6 +3,7 @@
 //! - [`catalog`]: every design the project ships (the reference, the specification, the
 //!   correct alternatives and the wrong designs) joined to the suite, with what the suite
 //!   must conclude about each.
+//! - [`site`]: the lesson's fixtures built, verified, drawn and shown on one page.
 //! - [`run`]: the `ratelimit-lab` command (`grade`, `walkthrough`, `fixtures`, `replay`,
 //!   `explore`, `submission`); see `ratelimit-lab --help`.
 //!
@@ -13,5 +14,6 @@
 
 pub mod catalog;
 mod cli;
+pub mod site;
 
 pub use cli::run;

@@ -7,10 +7,9 @@ use std::sync::OnceLock;
 
 #[cfg(test)]
 pub(crate) use ratelimit_lab_catalog::mistakes;
-pub(crate) use ratelimit_lab_catalog::{find, Verdict};
+pub(crate) use ratelimit_lab_catalog::Verdict;
 
 use crate::suite::diagnose::suspects::Suspect;
-use crate::{Mistake, Requirement};
 
 /// The catalog's wrong designs, which a failing trace is replayed on to name the mistake a
 /// design makes, in catalog order: pass them to [`grade`](crate::suite::grade),
@@ -35,13 +34,4 @@ pub fn suspects() -> &'static [Suspect] {
             })
             .collect()
     })
-}
-
-/// The requirement the catalogued wrong design called `name` breaks and the mistake it
-/// makes; `None` for a correct design or an unknown name.
-pub(crate) fn wrong(name: &str) -> Option<(Requirement, Mistake)> {
-    match find(name)?.verdict {
-        Verdict::Wrong { breaks, mistake } => Some((breaks, mistake)),
-        Verdict::Correct => None,
-    }
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use ratelimit_lab::site;
+use crate::site;
 
 use super::{fail, print_out, EXIT_FAILURE};
 

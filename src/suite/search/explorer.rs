@@ -40,7 +40,7 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
             "the design panicked in execution {} of {} of a concurrent scenario: {panic}",
             found.execution, found.search
         ))
-        .with_detail(describe(scenario))
+        .with_detail(scenario.in_words())
         .as_panic());
     }
     // Sequential first: a design already wrong one call at a time gets that difference,
@@ -95,7 +95,7 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
         "{} threads and {} calls{smaller}:\n{}\n{}{replay}",
         shrunk.threads.len(),
         calls_in(&shrunk),
-        describe(&shrunk),
+        shrunk.in_words(),
         found.why
     )))
 }
@@ -412,7 +412,7 @@ pub fn replay_subject(subject: Subject, cx: &Counterexample, file: &str) -> Resu
             "replayed {file}: execution {} of {} fails again",
             found.execution, found.search
         ))
-        .with_detail(format!("{}\n{}", describe(&cx.scenario), found.why))),
+        .with_detail(format!("{}\n{}", cx.scenario.in_words(), found.why))),
     }
 }
 
@@ -438,31 +438,6 @@ fn sequential_first(subject: Subject, scenario: &Scenario) -> Option<Failure> {
                 )
             })
     })
-}
-
-/// The scenario in words: the policy, the init part, each thread's calls, the post part.
-pub(crate) fn describe(s: &Scenario) -> String {
-    let list = |ops: &[crate::model::Op]| {
-        if ops.is_empty() {
-            "nothing".to_string()
-        } else {
-            ops.iter()
-                .map(|o| o.to_string())
-                .collect::<Vec<_>>()
-                .join("; ")
-        }
-    };
-    let mut out = format!(
-        "scenario: {}, max_keys {}\n  init: {}\n",
-        s.policy,
-        s.max_keys,
-        list(&s.init)
-    );
-    for (i, t) in s.threads.iter().enumerate() {
-        out.push_str(&format!("  thread {}: {}\n", i + 1, list(t)));
-    }
-    out.push_str(&format!("  post: {}\n", list(&s.post)));
-    out
 }
 
 #[cfg(test)]

@@ -49,6 +49,34 @@ pub struct Scenario {
     pub post: Vec<Op>,
 }
 
+impl Scenario {
+    /// The scenario in words, one part a line: the policy and key bound, the calls before
+    /// the threads start (`init`), each thread's calls, and those after they end (`post`).
+    pub fn in_words(&self) -> String {
+        let list = |ops: &[Op]| {
+            if ops.is_empty() {
+                "nothing".to_string()
+            } else {
+                ops.iter()
+                    .map(|o| o.to_string())
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }
+        };
+        let mut out = format!(
+            "scenario: {}, max_keys {}\n  init: {}\n",
+            self.policy,
+            self.max_keys,
+            list(&self.init)
+        );
+        for (i, t) in self.threads.iter().enumerate() {
+            let _ = writeln!(out, "  thread {}: {}", i + 1, list(t));
+        }
+        let _ = writeln!(out, "  post: {}", list(&self.post));
+        out
+    }
+}
+
 /// What one execution of a scenario recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Execution {
