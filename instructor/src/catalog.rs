@@ -204,4 +204,3 @@ pub fn wrong(name: &str) -> Option<(Requirement, Mistake)> {
         _ => None,
     }
 }
-

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use ratelimit_lab::fixtures::{self, source, Fixture};
-use ratelimit_lab_instructor::site::{self, build};
 use ratelimit_lab::Limiter;
+use ratelimit_lab_instructor::site::{self, build};
 use ratelimit_lab_reference::{ShardedBucket, TokenBucket};
 use serde_json::Value;
 

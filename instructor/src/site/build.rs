@@ -16,13 +16,13 @@ use ratelimit_lab::UNITS_PER_TOKEN;
 
 use super::race::{race_fixture, RaceSource, COUNTEREXAMPLES_DIR};
 use super::{page, picture, race_picture};
+use ratelimit_lab::fixtures::numbers::encode;
+use ratelimit_lab::fixtures::source::{io, Source};
+use ratelimit_lab::fixtures::FixtureError;
 use ratelimit_lab::fixtures::{
     mistake_name, ContrastedDesign, FixtureStep, Index, IndexEntry, RaceEntry, WalkthroughFixture,
     FORMAT_VERSION, INDEX_SCHEMA, WALKTHROUGH_SCHEMA,
 };
-use ratelimit_lab::fixtures::numbers::encode;
-use ratelimit_lab::fixtures::source::{io, Source};
-use ratelimit_lab::fixtures::FixtureError;
 
 /// The directory, under the output directory, that holds one fixture and one picture per
 /// walkthrough.
@@ -226,11 +226,7 @@ pub fn render(sources: &[Source], races: &[RaceSource]) -> Result<Vec<Artifact>,
                 .zip(&race_pictures)
                 .zip(races.iter())
                 .map(|((f, svg), source)| {
-                    (
-                        f,
-                        svg.as_str(),
-                        source.counterexample.scenario.in_words(),
-                    )
+                    (f, svg.as_str(), source.counterexample.scenario.in_words())
                 })
                 .collect::<Vec<_>>(),
         ),

@@ -38,10 +38,10 @@ pub mod race_picture;
 
 use std::path::Path;
 
+pub use build::{Artifact, Drift, Verified, Written};
 use ratelimit_lab::fixtures::{source, FixtureError};
 use ratelimit_lab::{Mistake, Requirement};
 use ratelimit_lab_catalog::Verdict;
-pub use build::{Artifact, Drift, Verified, Written};
 
 /// The requirement the catalogued wrong design called exactly `name` breaks and the mistake
 /// it makes; `None` for a correct design or an unknown name.

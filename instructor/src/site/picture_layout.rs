@@ -2,8 +2,8 @@
 //! [`Layout`] that gives every step an x and every balance a y.
 use std::collections::BTreeMap;
 
-use ratelimit_lab_model::Outcome;
 use ratelimit_lab::{Policy, UNITS_PER_TOKEN};
+use ratelimit_lab_model::Outcome;
 
 use super::build::Verified;
 

@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use ratelimit_lab::lesson::words::{step_outcome, tokens};
-use ratelimit_lab_model::{Op, Outcome};
 use ratelimit_lab::Policy;
+use ratelimit_lab_model::{Op, Outcome};
 
 use super::build::Verified;
 use super::picture_layout::{

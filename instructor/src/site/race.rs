@@ -14,7 +14,6 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-
 use ratelimit_lab::suite::backend::Backend;
 use ratelimit_lab::suite::counterexample::Counterexample;
 use ratelimit_lab::suite::explore::{judge, Execution};
