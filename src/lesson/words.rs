@@ -41,7 +41,7 @@ pub fn describe_outcome(outcome: &Outcome) -> String {
         ),
         Outcome::Evicted { removed } => format!("Evicted {removed}"),
         Outcome::Replaced => "Replaced".to_owned(),
-        Outcome::KeyCount { keys } => format!("{keys} keys tracked"),
+        Outcome::KeyCount { keys } => keys_tracked(*keys),
         Outcome::Error(e) => format!("Error: {e}"),
     }
 }
@@ -52,6 +52,28 @@ pub fn remain(whole_tokens: u64) -> String {
         "1 token remains".to_owned()
     } else {
         format!("{whole_tokens} tokens remain")
+    }
+}
+
+/// `1 key tracked`, `3 keys tracked`.
+pub fn keys_tracked(keys: usize) -> String {
+    if keys == 1 {
+        "1 key tracked".to_owned()
+    } else {
+        format!("{keys} keys tracked")
+    }
+}
+
+/// A key as a person can read it: itself, or its code points when it has no visible
+/// character (a key of one no-break space reads `U+00A0`).
+pub fn shown_key(key: &str) -> String {
+    if key.chars().any(|c| !c.is_whitespace() && !c.is_control()) {
+        key.to_owned()
+    } else {
+        key.chars()
+            .map(|c| format!("U+{:04X}", u32::from(c)))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -72,8 +94,9 @@ pub fn state_after(checked: &CheckedStep, op: &Op) -> String {
         Op::Allow { key, .. } => match checked.balances.get(key) {
             Some(&units) => balance(key, units),
             None => format!(
-                "{key}: not tracked ({} keys tracked)",
-                checked.balances.len()
+                "{}: not tracked ({})",
+                shown_key(key),
+                keys_tracked(checked.balances.len())
             ),
         },
         Op::EvictFull { .. } | Op::KeyCount => all_balances(&checked.balances),
@@ -103,7 +126,11 @@ pub fn all_balances(balances: &BTreeMap<String, u128>) -> String {
 pub fn balance(key: &str, units: u128) -> String {
     let unit = u128::from(UNITS_PER_TOKEN);
     let noun = if units == unit { "token" } else { "tokens" };
-    format!("{key}: {} {noun} ({units} units)", tokens(units))
+    format!(
+        "{}: {} {noun} ({units} units)",
+        shown_key(key),
+        tokens(units)
+    )
 }
 
 /// Exact decimal tokens: `10`, `0.5`, `0.999999999`.
@@ -131,6 +158,9 @@ mod tests {
         assert_eq!(tokens(1_000_000_002), "1.000000002");
         assert_eq!(balance("k", 1_000_000_000), "k: 1 token (1000000000 units)");
         assert_eq!(balance("k", 500_000_000), "k: 0.5 tokens (500000000 units)");
+        assert_eq!(balance("\u{a0}", 0), "U+00A0: 0 tokens (0 units)");
+        assert_eq!(keys_tracked(1), "1 key tracked");
+        assert_eq!(keys_tracked(2), "2 keys tracked");
     }
 
     #[test]

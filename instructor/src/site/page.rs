@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 
 use ratelimit_lab::lesson::words::{describe_outcome, describe_policy, state_after, step_outcome};
 
+use ratelimit_lab::{Invariant, Requirement};
+
 use super::build::Verified;
 use super::picture::escape;
 use super::race::RaceFixture;
@@ -15,7 +17,8 @@ blockquote{margin:.6em 0;padding:.2em .8em;border-left:3px solid #ccc;color:#444
 table{border-collapse:collapse;width:100%;font-size:.9em;margin:.8em 0}\
 th,td{border:1px solid #ccc;padding:.3em .5em;text-align:left;vertical-align:top}\
 th{background:#f3f3f3}td.n{text-align:right}figure{margin:.8em 0;overflow-x:auto}figure svg{width:100%;min-width:860px;height:auto}\
-.meta{color:#555;font-size:.9em}";
+.meta{color:#555;font-size:.9em}pre{overflow-x:auto}.scroll{overflow-x:auto}.scroll table{margin:0}\
+dl.terms{display:grid;grid-template-columns:max-content auto;gap:.2em .8em;font-size:.9em}dl.terms dd{margin:0}";
 
 /// The page of every verified walkthrough (with its fixture and picture), in order, then
 /// every concurrency counterexample (with its picture).
@@ -45,6 +48,7 @@ pub fn render(
         );
     }
     html.push_str("</ul>\n");
+    terms(&mut html);
     for (v, f, svg) in all {
         section(&mut html, v, f, svg);
     }
@@ -55,16 +59,49 @@ pub fn render(
     html
 }
 
+/// What the requirement (R1–R4) and invariant (I1–I4) labels in the tables stand for.
+fn terms(html: &mut String) {
+    html.push_str("<p>The tables label each step with the requirement it exercises and the invariant it keeps:</p>\n<dl class=\"terms\">\n");
+    for r in [
+        Requirement::R1,
+        Requirement::R2,
+        Requirement::R3,
+        Requirement::R4,
+    ] {
+        let _ = writeln!(html, "<dt>{r}</dt><dd>{}</dd>", escape(r.text()));
+    }
+    for i in [Invariant::I1, Invariant::I2, Invariant::I3, Invariant::I4] {
+        let _ = writeln!(html, "<dt>{i}</dt><dd>{}</dd>", escape(i.text()));
+    }
+    html.push_str("</dl>\n");
+}
+
+/// A catalogued wrong design in words: what it does wrong (the catalog's sentence), then the
+/// lesson's own line on that mistake, quoted as the lesson's.
+fn wrong_design(design: &str, requirement: &str, seed_text: &str) -> String {
+    let does = ratelimit_lab_catalog::mistakes::in_words(design).unwrap_or_default();
+    let does = if does.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", escape(does))
+    };
+    format!(
+        "<code>{}</code> breaks {}.{does} The lesson on this mistake: &ldquo;{}&rdquo;",
+        escape(design),
+        escape(requirement),
+        escape(seed_text)
+    )
+}
+
 /// One counterexample: what broke, the scenario in words (policy, key bound, each part's
 /// calls, so that the picture's outcomes can be judged against it), the picture, the verdict
 /// and the replay command.
 fn race_section(html: &mut String, f: &RaceFixture, svg: &str, scenario: &str) {
     let _ = write!(
         html,
-        "<section id=\"race-{d}\">\n<h2>Concurrency counterexample: {d}</h2>\n<p class=\"meta\">breaks {req}: the seed's mistake &ldquo;{seed}&rdquo;; found by the check <code>{check}</code> in execution {n} of {search}</p>\n<pre>{scenario}</pre>\n<figure>\n{svg}</figure>\n<pre>{verdict}</pre>\n<p class=\"meta\">Replay: <code>{replay}</code></p>\n</section>\n",
+        "<section id=\"race-{d}\">\n<h2>Concurrency counterexample: {d}</h2>\n<p class=\"meta\">{wrong} Found by the check <code>{check}</code> in execution {n} of {search}.</p>\n<pre>{scenario}</pre>\n<figure>\n{svg}</figure>\n<pre>{verdict}</pre>\n<p class=\"meta\">Replay: <code>{replay}</code></p>\n</section>\n",
         d = escape(&f.design),
-        req = escape(&f.requirement),
-        seed = escape(&f.seed_text),
+        wrong = wrong_design(&f.design, &f.requirement, &f.seed_text),
         check = escape(&f.check),
         scenario = escape(scenario),
         search = escape(&ratelimit_lab::suite::counterexample::search_in_words(&f.search)),
@@ -91,10 +128,8 @@ fn section(html: &mut String, v: &Verified, f: &WalkthroughFixture, svg: &str) {
         for c in &f.contrast {
             let _ = writeln!(
                 html,
-                "<li><code>{}</code> breaks {}: the seed's mistake &ldquo;{}&rdquo;</li>",
-                escape(&c.design),
-                escape(&c.requirement),
-                escape(&c.seed_text)
+                "<li>{}</li>",
+                wrong_design(&c.design, &c.requirement, &c.seed_text)
             );
         }
         html.push_str("</ul>\n");
@@ -109,7 +144,9 @@ fn section(html: &mut String, v: &Verified, f: &WalkthroughFixture, svg: &str) {
             escape(&names.join(", "))
         );
     }
-    html.push_str("<table>\n<tr><th>step</th><th>action</th><th>outcome</th>");
+    html.push_str(
+        "<div class=\"scroll\"><table>\n<tr><th>step</th><th>action</th><th>outcome</th>",
+    );
     for name in &lanes {
         let _ = write!(html, "<th>{} (baseline)</th>", name.replace('_', " "));
     }
@@ -146,5 +183,5 @@ fn section(html: &mut String, v: &Verified, f: &WalkthroughFixture, svg: &str) {
             escape(&step.invariant)
         );
     }
-    html.push_str("</table>\n</section>\n");
+    html.push_str("</table></div>\n</section>\n");
 }
