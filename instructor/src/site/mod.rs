@@ -31,6 +31,7 @@ pub mod picture;
 mod picture_lanes;
 mod picture_layout;
 mod picture_numbers;
+mod picture_place;
 mod picture_plot;
 mod picture_text;
 pub mod race;

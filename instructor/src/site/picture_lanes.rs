@@ -9,7 +9,7 @@ use ratelimit_lab::lesson::Answer;
 use super::build::Verified;
 use super::picture_layout::{
     Layout, ADMITTED, AXIS_HEIGHT, CONTRAST_HEIGHT, KEY_COLOURS, LANE_HEIGHT, LEFT, OTHERWISE,
-    PLOT_HEIGHT, REFUSED, REJECTED, RIGHT, TOP, WIDTH,
+    REFUSED, REJECTED, RIGHT, WIDTH,
 };
 use super::picture_text::{escape, shown_key};
 
@@ -31,11 +31,11 @@ pub(super) fn baseline_lanes(svg: &mut String, v: &Verified, l: &Layout, lanes: 
         let _ = writeln!(
             svg,
             "<text class=\"baselines\" x=\"{LEFT}\" y=\"{:.1}\" fill=\"#555\">baselines: other algorithms, each right by its own rule (green admitted, red rejected)</text>",
-            TOP + PLOT_HEIGHT + AXIS_HEIGHT + 12.0
+            l.bottom() + AXIS_HEIGHT + 12.0
         );
     }
     for (row, name) in lanes.iter().enumerate() {
-        let y = TOP + PLOT_HEIGHT + AXIS_HEIGHT + LANE_HEIGHT * (row + 1) as f64 + 10.0;
+        let y = l.bottom() + AXIS_HEIGHT + LANE_HEIGHT * (row + 1) as f64 + 10.0;
         let _ = writeln!(
             svg,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#333\">{}</text>",
@@ -68,8 +68,7 @@ pub(super) fn baseline_lanes(svg: &mut String, v: &Verified, l: &Layout, lanes: 
 /// since the wrong answer may be an admission), a small grey dot where it agrees.
 pub(super) fn contrast_lanes(svg: &mut String, v: &Verified, l: &Layout, first_row: usize) {
     for (row, name) in v.source.walkthrough.contrast.iter().enumerate() {
-        let top = TOP
-            + PLOT_HEIGHT
+        let top = l.bottom()
             + AXIS_HEIGHT
             + LANE_HEIGHT * first_row as f64
             + CONTRAST_HEIGHT * row as f64;
@@ -122,6 +121,18 @@ pub(super) fn legend(svg: &mut String, v: &Verified) {
             escape(text)
         ));
     };
+    if v.steps.iter().any(|s| s.contenders.is_some()) {
+        // The mark of many callers at once: how many and their cost, then how many passed.
+        place(
+            "callers×cost at once: n✓ admitted, n✗ rejected",
+            &|x| {
+                format!(
+                "<rect x=\"{:.1}\" y=\"4\" width=\"8\" height=\"8\" fill=\"{ADMITTED}\" stroke=\"{REJECTED}\" stroke-width=\"2\"/>",
+                x - 1.0
+            )
+            },
+        );
+    }
     place("refused", &|x| {
         format!(
             "<path d=\"M{:.1},4 l4,4 l-4,4 l-4,-4 z\" fill=\"{REFUSED}\"/>",

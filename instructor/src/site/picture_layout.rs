@@ -6,13 +6,18 @@ use ratelimit_lab::{Policy, UNITS_PER_TOKEN};
 use ratelimit_lab_model::Outcome;
 
 use super::build::Verified;
+use super::picture_place::{text_width, Anchor, Spot};
+use super::picture_plot::event_texts;
 
 /// Every picture's width in pixels: a lesson page's column.
 pub(crate) const WIDTH: f64 = 720.0;
 pub(super) const LEFT: f64 = 78.0;
 pub(super) const RIGHT: f64 = 24.0;
-/// Above the plot: the legend (first row), then cutover and eviction labels.
+/// Above the plot: the legend (first row), then one row of cutover and eviction labels; each
+/// further row of them (`EVENT_ROW`) moves the plot down.
 pub(super) const TOP: f64 = 50.0;
+/// The height of a row of cutover and eviction labels.
+const EVENT_ROW: f64 = 14.0;
 pub(super) const PLOT_HEIGHT: f64 = 200.0;
 /// Below the plot: time labels, then one lane per baseline, then the caption.
 pub(super) const AXIS_HEIGHT: f64 = 34.0;
@@ -40,7 +45,52 @@ pub(super) struct Layout {
     pub(super) instants: Vec<(u64, f64)>,
     /// The largest capacity in force at any step, in units.
     top_units: u128,
+    /// The top of the plot: [`TOP`], lower by a row for each further row of event labels.
+    pub(super) top: f64,
+    /// Cutovers and evictions, each with its label's place.
+    pub(super) events: Vec<EventLabel>,
     pub(super) caption: String,
+}
+
+/// A cutover's or an eviction's label above the plot.
+pub(super) struct EventLabel {
+    /// Its step, from 0.
+    pub(super) step: usize,
+    pub(super) text: String,
+    pub(super) spot: Spot,
+}
+
+/// Places the labels of cutovers and evictions (step, x of its rule, text) in rows above the
+/// plot: each starts right of its rule, or ends left of it where it would cross the right
+/// edge, and takes the lowest row where it keeps clear of the labels there. Labels are placed
+/// from the right, so that a rule rises past the later labels' rows on their left, clear of
+/// them. Returns the labels, each with its row (0 nearest the plot; its spot's y still to
+/// set), and the number of rows.
+fn event_rows(events: Vec<(usize, f64, String)>) -> (Vec<(usize, EventLabel)>, usize) {
+    const GAP: f64 = 8.0;
+    let mut rows: Vec<Vec<(f64, f64)>> = Vec::new();
+    let mut placed = Vec::new();
+    for (step, x, text) in events.into_iter().rev() {
+        let w = text_width(&text);
+        let (x0, anchor, at) = if x + 3.0 + w > WIDTH - RIGHT {
+            (x - 3.0 - w, Anchor::End, x - 3.0)
+        } else {
+            (x + 3.0, Anchor::Start, x + 3.0)
+        };
+        let x1 = x0 + w;
+        let row = rows
+            .iter()
+            .position(|r| r.iter().all(|&(a, b)| x1 + GAP <= a || b + GAP <= x0))
+            .unwrap_or(rows.len());
+        if row == rows.len() {
+            rows.push(Vec::new());
+        }
+        rows[row].push((x0, x1));
+        let spot = Spot::new(at, 0.0, anchor);
+        placed.push((row, EventLabel { step, text, spot }));
+    }
+    placed.reverse();
+    (placed, rows.len())
 }
 
 impl Layout {
@@ -97,7 +147,7 @@ impl Layout {
                 .collect()
         };
         let mut seen: BTreeMap<u64, usize> = BTreeMap::new();
-        let xs = times
+        let xs: Vec<f64> = times
             .iter()
             .map(|t| {
                 let n = per_instant[t];
@@ -124,17 +174,37 @@ impl Layout {
             "instants evenly spaced, not to scale; balances in tokens (exact values on hover)"
                 .to_owned()
         };
+        let texts = event_texts(v)
+            .into_iter()
+            .map(|(step, text)| (step, xs[step], text))
+            .collect();
+        let (placed, rows) = event_rows(texts);
+        let top = TOP + EVENT_ROW * rows.saturating_sub(1) as f64;
+        let events = placed
+            .into_iter()
+            .map(|(row, mut label)| {
+                label.spot.y = top - 20.0 - EVENT_ROW * row as f64;
+                label
+            })
+            .collect();
         Layout {
             times,
             xs,
             instants: centres,
             top_units,
+            top,
+            events,
             caption,
         }
     }
 
+    /// The bottom of the plot, where a balance of 0 stands.
+    pub(super) fn bottom(&self) -> f64 {
+        self.top + PLOT_HEIGHT
+    }
+
     pub(super) fn y(&self, units: u128) -> f64 {
-        TOP + PLOT_HEIGHT * (1.0 - units as f64 / self.top_units as f64)
+        self.top + PLOT_HEIGHT * (1.0 - units as f64 / self.top_units as f64)
     }
 
     /// The x of time `t` between two steps' xs, by its share of the elapsed time.

@@ -8,9 +8,10 @@ use std::fmt::Write as _;
 use ratelimit_lab_model::{Op, Outcome};
 
 use super::build::Verified;
-use super::picture_layout::{Layout, KEY_COLOURS, REJECTED};
+use super::picture_layout::{Layout, KEY_COLOURS, LEFT, REJECTED, WIDTH};
+use super::picture_place::{around, text_width, Anchor, Placer, Spot, HALO};
 use super::picture_plot::{before, keys_of};
-use super::picture_text::{escape, retry_label, token_label};
+use super::picture_text::{escape, retry_label, shown_key, token_label};
 
 /// `true` when step `i` is the last step at its instant.
 fn last_at_instant(l: &Layout, i: usize) -> bool {
@@ -18,14 +19,18 @@ fn last_at_instant(l: &Layout, i: usize) -> bool {
 }
 
 /// Each key's balance after the last step of every instant, in tokens, just above the line
-/// right of the step (class `balance-label`), written only when it differs from the key's label before.
-pub(super) fn balance_labels(svg: &mut String, v: &Verified, l: &Layout) {
+/// right of the step (class `balance-label`), written only when it differs from the key's
+/// label before, and moved off any label or mark already there. Keys whose lines meet there
+/// (the same balance at the same step) share one label that names them: `0 (a, b)`.
+pub(super) fn balance_labels(svg: &mut String, v: &Verified, l: &Layout, placer: &mut Placer) {
     let keys = keys_of(v);
     let mut shown: BTreeMap<&str, u128> = BTreeMap::new();
     for (i, checked) in v.steps.iter().enumerate() {
         if !last_at_instant(l, i) {
             continue;
         }
+        // The keys to label at this step, by balance: each balance's keys in order.
+        let mut by_units: BTreeMap<u128, Vec<(usize, &str)>> = BTreeMap::new();
         for (k, key) in keys.iter().enumerate() {
             let Some(&units) = checked.balances.get(*key) else {
                 shown.remove(key.as_str());
@@ -35,23 +40,73 @@ pub(super) fn balance_labels(svg: &mut String, v: &Verified, l: &Layout) {
                 continue;
             }
             shown.insert(key, units);
+            by_units.entry(units).or_default().push((k, key.as_str()));
+        }
+        // From the top of the plot down, so that a label moved down meets the next one.
+        for (units, group) in by_units.into_iter().rev() {
+            let value = token_label(units);
+            let (colour, names) = match group.as_slice() {
+                [(k, _)] => (KEY_COLOURS[k % KEY_COLOURS.len()], String::new()),
+                _ => (
+                    "#333",
+                    format!(
+                        " ({})",
+                        group
+                            .iter()
+                            .map(|(_, key)| shown_key(key))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ),
+            };
+            let (x, y) = (l.xs[i], l.y(units));
+            let mut spots = vec![
+                Spot::new(x + 8.0, y - 5.0, Anchor::Start),
+                Spot::new(x + 8.0, y + 13.0, Anchor::Start),
+                Spot::new(x - 8.0, y + 13.0, Anchor::End),
+            ];
+            spots.extend(around(
+                x + 8.0,
+                y,
+                Anchor::Start,
+                &[0.0, 12.0, 24.0, 36.0],
+                &[-5.0, 13.0, -17.0, 25.0, -29.0],
+            ));
+            let width = text_width(&value) * 1.1 + text_width(&names);
+            let Some(spot) = placer.place(
+                &format!("{value}{names}"),
+                width,
+                &spots,
+                (LEFT + 2.0, WIDTH - 4.0),
+            ) else {
+                continue;
+            };
+            let names = if names.is_empty() {
+                names
+            } else {
+                format!("<tspan font-weight=\"normal\">{}</tspan>", escape(&names))
+            };
             let _ = writeln!(
                 svg,
-                "<text class=\"balance-label\" data-key=\"{}\" data-step=\"{}\" x=\"{:.1}\" y=\"{:.1}\" fill=\"{}\" font-weight=\"bold\">{}</text>",
-                escape(key),
+                "<text class=\"balance-label\" data-key=\"{}\" data-step=\"{}\" {} fill=\"{colour}\" font-weight=\"bold\" {HALO}>{}{names}</text>",
+                escape(
+                    &group
+                        .iter()
+                        .map(|(_, key)| *key)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
                 i + 1,
-                l.xs[i] + 8.0,
-                l.y(units) - 5.0,
-                KEY_COLOURS[k % KEY_COLOURS.len()],
-                escape(&token_label(units))
+                spot.attrs(),
+                escape(&value)
             );
         }
     }
 }
 
 /// The retry estimate of the last rejection at each instant, above its cost (class
-/// `retry-label`).
-pub(super) fn retry_labels(svg: &mut String, v: &Verified, l: &Layout) {
+/// `retry-label`), or wherever near it nothing is written yet, inside the plot.
+pub(super) fn retry_labels(svg: &mut String, v: &Verified, l: &Layout, placer: &mut Placer) {
     let w = &v.source.walkthrough;
     for (i, (step, checked)) in w.steps.iter().zip(&v.steps).enumerate() {
         let (Op::Allow { key, .. }, Outcome::Decision(d)) = (&step.op, &checked.outcome) else {
@@ -66,13 +121,34 @@ pub(super) fn retry_labels(svg: &mut String, v: &Verified, l: &Layout) {
         if later_rejection_here {
             continue;
         }
+        let label = retry_label(d.retry_after_nanos);
+        let (x, y) = (l.xs[i], l.y(before(v, l, i, key)));
+        let mut spots = vec![
+            Spot::new(x, y - 21.0, Anchor::Middle),
+            Spot::new(x + 9.0, y + 4.0, Anchor::Start),
+            Spot::new(x - 9.0, y + 4.0, Anchor::End),
+        ];
+        spots.extend(around(
+            x,
+            y,
+            Anchor::Middle,
+            &[0.0, 30.0, -30.0, 60.0, -60.0, 90.0, -90.0],
+            &[-21.0, -33.0, 29.0, -45.0, 41.0, -57.0, 53.0, -69.0],
+        ));
+        let Some(spot) = placer.place(
+            &label,
+            text_width(&label),
+            &spots,
+            (LEFT + 4.0, WIDTH - 4.0),
+        ) else {
+            continue;
+        };
         let _ = writeln!(
             svg,
-            "<text class=\"retry-label\" data-step=\"{}\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" fill=\"{REJECTED}\">{}</text>",
+            "<text class=\"retry-label\" data-step=\"{}\" {} fill=\"{REJECTED}\" {HALO}>{}</text>",
             i + 1,
-            l.xs[i],
-            l.y(before(v, l, i, key)) - 21.0,
-            escape(&retry_label(d.retry_after_nanos))
+            spot.attrs(),
+            escape(&label)
         );
     }
 }

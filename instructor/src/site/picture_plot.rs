@@ -9,23 +9,21 @@ use ratelimit_lab_model::{Op, Outcome};
 
 use super::build::Verified;
 use super::picture_layout::{
-    ceiling, Layout, ADMITTED, KEY_COLOURS, LEFT, PLOT_HEIGHT, REFUSED, REJECTED, RIGHT, TOP, WIDTH,
+    ceiling, Layout, ADMITTED, KEY_COLOURS, LEFT, REFUSED, REJECTED, RIGHT, WIDTH,
 };
+use super::picture_place::{around, text_width, Anchor, Placer, Rect, Spot, HALO};
 use super::picture_text::{compact, escape, seconds};
 
-pub(super) fn axes(svg: &mut String, l: &Layout) {
-    let bottom = TOP + PLOT_HEIGHT;
+pub(super) fn axes(svg: &mut String, l: &Layout, placer: &mut Placer) {
+    let (top, bottom) = (l.top, l.bottom());
     let _ = writeln!(
         svg,
-        "<g class=\"axes\" stroke=\"#999\"><line x1=\"{LEFT}\" y1=\"{TOP}\" x2=\"{LEFT}\" y2=\"{bottom}\"/><line x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{:.1}\" y2=\"{bottom}\"/></g>",
+        "<g class=\"axes\" stroke=\"#999\"><line x1=\"{LEFT}\" y1=\"{top}\" x2=\"{LEFT}\" y2=\"{bottom}\"/><line x1=\"{LEFT}\" y1=\"{bottom}\" x2=\"{:.1}\" y2=\"{bottom}\"/></g>",
         WIDTH - RIGHT
     );
-    let _ = writeln!(
-        svg,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">0</text>",
-        LEFT - 6.0,
-        bottom + 4.0
-    );
+    let zero = Spot::new(LEFT - 6.0, bottom + 4.0, Anchor::End);
+    placer.block(Rect::of_text(text_width("0"), zero));
+    let _ = writeln!(svg, "<text {}>0</text>", zero.attrs());
     let mut last_label = f64::NEG_INFINITY;
     for &(t, x) in &l.instants {
         let _ = writeln!(
@@ -34,19 +32,17 @@ pub(super) fn axes(svg: &mut String, l: &Layout) {
             bottom + 4.0
         );
         if x - last_label >= 64.0 {
-            let _ = writeln!(
-                svg,
-                "<text x=\"{x:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
-                bottom + 16.0,
-                seconds(t)
-            );
+            let label = seconds(t);
+            let spot = Spot::new(x, bottom + 16.0, Anchor::Middle);
+            placer.block(Rect::of_text(text_width(&label), spot));
+            let _ = writeln!(svg, "<text {}>{label}</text>", spot.attrs());
             last_label = x;
         }
     }
 }
 
 /// The capacity in force, as a dashed line that steps at each cutover.
-pub(super) fn capacity_line(svg: &mut String, v: &Verified, l: &Layout) {
+pub(super) fn capacity_line(svg: &mut String, v: &Verified, l: &Layout, placer: &mut Placer) {
     let mut policy = v.source.walkthrough.policy;
     let mut x0 = LEFT;
     let mut segments = Vec::new();
@@ -60,22 +56,28 @@ pub(super) fn capacity_line(svg: &mut String, v: &Verified, l: &Layout) {
     segments.push((x0, WIDTH - RIGHT, policy));
     for (a, b, p) in segments {
         let y = l.y(ceiling(&p));
+        placer.block_line((a, y), (b, y));
         let _ = writeln!(
             svg,
             "<line class=\"capacity\" x1=\"{a:.1}\" y1=\"{y:.1}\" x2=\"{b:.1}\" y2=\"{y:.1}\" stroke=\"#888\" stroke-dasharray=\"5 4\"/>"
         );
-        let _ = writeln!(
-            svg,
-            "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" fill=\"#555\">cap {}</text>",
-            LEFT - 6.0,
-            y + 4.0,
-            compact(u128::from(p.capacity()))
-        );
+        // Left of the axis, beside its line or just off it when another label is there.
+        let label = format!("cap {}", compact(u128::from(p.capacity())));
+        let spots = [0.0, 11.0, -11.0, 22.0, -22.0]
+            .map(|dy| Spot::new(LEFT - 6.0, y + 4.0 + dy, Anchor::End));
+        if let Some(spot) = placer.place(&label, text_width(&label), &spots, (0.0, LEFT - 2.0)) {
+            let _ = writeln!(
+                svg,
+                "<text {} fill=\"#555\" {HALO}>{label}</text>",
+                spot.attrs()
+            );
+        }
     }
 }
 
-/// Cutovers and evictions: a vertical rule with a label.
-pub(super) fn markers_of_events(svg: &mut String, v: &Verified, l: &Layout) {
+/// The label of every cutover and eviction: its step (from 0) and its words.
+pub(super) fn event_texts(v: &Verified) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
     for (i, (step, checked)) in v.source.walkthrough.steps.iter().zip(&v.steps).enumerate() {
         let label = match (&step.op, &checked.outcome) {
             (Op::ReplacePolicy { next, .. }, Outcome::Replaced) => format!(
@@ -92,15 +94,26 @@ pub(super) fn markers_of_events(svg: &mut String, v: &Verified, l: &Layout) {
             }
             _ => continue,
         };
-        let x = l.xs[i];
+        out.push((i, label));
+    }
+    out
+}
+
+/// Cutovers and evictions: a vertical rule from its label (placed by [`Layout`]) down
+/// through the plot.
+pub(super) fn markers_of_events(svg: &mut String, l: &Layout, placer: &mut Placer) {
+    for e in &l.events {
+        let x = l.xs[e.step];
+        placer.block(Rect::of_text(text_width(&e.text), e.spot));
+        placer.block_line((x, e.spot.y + 3.0), (x, l.bottom()));
         let _ = writeln!(
             svg,
-            "<g class=\"event\" data-step=\"{n}\"><line x1=\"{x:.1}\" y1=\"{TOP}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"2 3\"/><text x=\"{:.1}\" y=\"{:.1}\" fill=\"#333\">{}</text></g>",
-            TOP + PLOT_HEIGHT,
-            x + 3.0,
-            TOP - 20.0,
-            escape(&label),
-            n = i + 1
+            "<g class=\"event\" data-step=\"{n}\"><line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#555\" stroke-dasharray=\"2 3\"/><text {} fill=\"#333\" {HALO}>{}</text></g>",
+            e.spot.y + 3.0,
+            l.bottom(),
+            e.spot.attrs(),
+            escape(&e.text),
+            n = e.step + 1
         );
     }
 }
@@ -112,7 +125,7 @@ pub(super) fn keys_of(v: &Verified) -> BTreeSet<&String> {
 }
 
 /// Each key's balance: refill slopes between steps (flat once full), a drop at each spend.
-pub(super) fn balance_lines(svg: &mut String, v: &Verified, l: &Layout) {
+pub(super) fn balance_lines(svg: &mut String, v: &Verified, l: &Layout, placer: &mut Placer) {
     for (k, key) in keys_of(v).iter().enumerate() {
         let colour = KEY_COLOURS[k % KEY_COLOURS.len()];
         let mut paths: Vec<String> = Vec::new();
@@ -153,12 +166,32 @@ pub(super) fn balance_lines(svg: &mut String, v: &Verified, l: &Layout) {
         }
         paths.push(d);
         for d in paths.into_iter().filter(|d| !d.is_empty()) {
+            block_path(placer, &d);
             let _ = writeln!(
                 svg,
                 "<path class=\"balance\" data-key=\"{}\" d=\"{d}\" fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\"/>",
                 escape(key)
             );
         }
+    }
+}
+
+/// Keeps the path `d` (`M` and `L` commands with absolute `x,y`, as drawn here) clear of
+/// labels.
+fn block_path(placer: &mut Placer, d: &str) {
+    let mut last: Option<(f64, f64)> = None;
+    for command in d.split_whitespace() {
+        let Some((x, y)) = command
+            .get(1..)
+            .and_then(|c| c.split_once(','))
+            .and_then(|(x, y)| Some((x.parse().ok()?, y.parse().ok()?)))
+        else {
+            continue;
+        };
+        if let (Some(from), false) = (last, command.starts_with('M')) {
+            placer.block_line(from, (x, y));
+        }
+        last = Some((x, y));
     }
 }
 
@@ -205,10 +238,13 @@ fn slope(d: &mut String, l: &Layout, policy: &Policy, from: (f64, u64, u128), to
 }
 
 /// One mark per `allow`: a filled circle when admitted, a cross when rejected, a diamond when
-/// refused with an error; the cost beside it.
-pub(super) fn requests(svg: &mut String, v: &Verified, l: &Layout) {
+/// refused with an error; the cost beside it. Every mark is placed before any cost, so that
+/// no cost is written over a later mark.
+pub(super) fn requests(svg: &mut String, v: &Verified, l: &Layout, placer: &mut Placer) {
     let w = &v.source.walkthrough;
     let mut last_units: BTreeMap<&str, u128> = BTreeMap::new();
+    // Each request: its step, class, mark, label, hover words and where its mark stands.
+    let mut marks = Vec::new();
     for (i, (step, checked)) in w.steps.iter().zip(&v.steps).enumerate() {
         let Op::Allow { key, cost, now } = &step.op else {
             for (k, units) in &checked.balances {
@@ -274,21 +310,57 @@ pub(super) fn requests(svg: &mut String, v: &Verified, l: &Layout) {
                 "!".to_owned(),
             ),
         };
-        // Many callers' counts go to the right of their mark; a single call's cost above it.
-        let (lx, ly, anchor) = if class == "contended" {
-            (x + 9.0, y + 14.0, "start")
-        } else {
-            (x, y - 8.0, "middle")
-        };
-        let _ = writeln!(
-            svg,
-            "<g class=\"request {class}\" data-step=\"{n}\"><title>{}</title>{mark}<text x=\"{lx:.1}\" y=\"{ly:.1}\" text-anchor=\"{anchor}\" fill=\"#222\">{}</text></g>",
-            escape(&words),
-            escape(&label),
-            n = i + 1
-        );
+        placer.block(Rect::around(x, y, 5.0));
+        marks.push((i, class, mark, label, words, x, y));
         if let Some(u) = after {
             last_units.insert(key, u);
         }
+    }
+    for (i, class, mark, label, words, x, y) in marks {
+        // Many callers' counts go to the right of their mark; a single call's cost above it,
+        // or beside or below it when that is taken.
+        let mut spots = if class == "contended" {
+            vec![
+                Spot::new(x + 9.0, y + 14.0, Anchor::Start),
+                Spot::new(x + 9.0, y - 7.0, Anchor::Start),
+                Spot::new(x - 9.0, y + 14.0, Anchor::End),
+            ]
+        } else {
+            vec![
+                Spot::new(x, y - 10.0, Anchor::Middle),
+                Spot::new(x + 7.0, y - 7.0, Anchor::Start),
+                Spot::new(x - 7.0, y - 7.0, Anchor::End),
+                Spot::new(x, y + 17.0, Anchor::Middle),
+                Spot::new(x + 7.0, y + 14.0, Anchor::Start),
+                Spot::new(x - 7.0, y + 14.0, Anchor::End),
+            ]
+        };
+        spots.extend(around(
+            x,
+            y,
+            Anchor::Middle,
+            &[0.0, 16.0, -16.0, 32.0, -32.0],
+            &[-10.0, 17.0, -22.0, 29.0, -34.0, 41.0],
+        ));
+        let text = placer
+            .place(
+                &label,
+                text_width(&label),
+                &spots,
+                (LEFT + 2.0, WIDTH - 4.0),
+            )
+            .map_or_else(String::new, |spot| {
+                format!(
+                    "<text {} fill=\"#222\" {HALO}>{}</text>",
+                    spot.attrs(),
+                    escape(&label)
+                )
+            });
+        let _ = writeln!(
+            svg,
+            "<g class=\"request {class}\" data-step=\"{n}\"><title>{}</title>{mark}{text}</g>",
+            escape(&words),
+            n = i + 1
+        );
     }
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use ratelimit_lab::suite::linearizability::Event;
 
-use super::picture::{escape, WIDTH};
+use super::picture::{escape, SCALES, WIDTH};
 use super::race::RaceSource;
 
 const LEFT: f64 = 96.0;
@@ -34,7 +34,7 @@ pub fn draw(source: &RaceSource) -> String {
     let mut svg = String::new();
     let _ = write!(
         svg,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" width=\"{WIDTH}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-labelledby=\"title-{d}\">\n<title id=\"title-{d}\">{d}: a concurrency counterexample ({m})</title>\n<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height}\" fill=\"#ffffff\"/>\n<text x=\"8\" y=\"18\" fill=\"#333\">{d} ({m}): {why}</text>\n",
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {height}\" {SCALES} font-family=\"sans-serif\" font-size=\"11\" role=\"img\" aria-labelledby=\"title-{d}\">\n<title id=\"title-{d}\">{d}: a concurrency counterexample ({m})</title>\n<rect x=\"0\" y=\"0\" width=\"{WIDTH}\" height=\"{height}\" fill=\"#ffffff\"/>\n<text x=\"8\" y=\"18\" fill=\"#333\">{d} ({m}): {why}</text>\n",
         d = escape(&source.design),
         m = escape(&format!("{:?}", source.mistake)),
         why = if source.counterexample.verdict.starts_with("not linearizable") {
