@@ -11,7 +11,9 @@ use super::picture_layout::{
     Layout, ADMITTED, AXIS_HEIGHT, CONTRAST_HEIGHT, KEY_COLOURS, LANE_HEIGHT, LEFT, OTHERWISE,
     REFUSED, REJECTED, RIGHT, WIDTH,
 };
-use super::picture_text::{escape, shown_key};
+use ratelimit_lab::lesson::words::shown_key;
+
+use super::picture_text::escape;
 
 /// The rows the baselines take under the time axis: a heading that says what they are (other
 /// algorithms, right by their own rules, so that none is read as a wrong design), then one

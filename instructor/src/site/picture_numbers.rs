@@ -11,7 +11,9 @@ use super::build::Verified;
 use super::picture_layout::{Layout, KEY_COLOURS, LEFT, REJECTED, WIDTH};
 use super::picture_place::{around, text_width, Anchor, Placer, Spot, HALO};
 use super::picture_plot::{before, keys_of};
-use super::picture_text::{escape, retry_label, shown_key, token_label};
+use ratelimit_lab::lesson::words::shown_key;
+
+use super::picture_text::{escape, retry_label, token_label};
 
 /// `true` when step `i` is the last step at its instant.
 fn last_at_instant(l: &Layout, i: usize) -> bool {

@@ -50,19 +50,6 @@ pub(super) fn compact(n: u128) -> String {
     format!("≈{}.{}e{exponent}", &digits[..1], &digits[1..2])
 }
 
-/// A key as a label: itself, or its code points when it has no visible character
-/// (`U+00A0`).
-pub(super) fn shown_key(key: &str) -> String {
-    if key.chars().any(|c| !c.is_whitespace() && !c.is_control()) {
-        key.to_owned()
-    } else {
-        key.chars()
-            .map(|c| format!("U+{:04X}", u32::from(c)))
-            .collect::<Vec<_>>()
-            .join(" ")
-    }
-}
-
 /// Text safe inside an XML element or attribute.
 pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
