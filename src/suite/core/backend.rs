@@ -1,6 +1,7 @@
 //! The backend [`sync`](crate::sync) is built with: its name as files and reports write it,
 //! and the `cargo` line that builds in its mode.
 use std::fmt;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 /// The backend [`sync`](crate::sync) is built with.
@@ -45,17 +46,66 @@ impl Backend {
 
     /// `cargo <subcommand>` with what a build in this mode needs: nothing for std;
     /// `--release --features shuttle` and its own target directory for shuttle; the loom cfg
-    /// and its own target directory for loom (as the README's learner steps set them up).
+    /// and its own target directory for loom (as the README's learner steps set them up:
+    /// `target-shuttle`, `target-loom`).
     pub fn cargo(self, subcommand: &str) -> String {
+        let target = match self {
+            Backend::Std => "target",
+            Backend::Shuttle => "target-shuttle",
+            Backend::Loom => "target-loom",
+        };
+        self.cargo_in(subcommand, target)
+    }
+
+    /// [`cargo`](Self::cargo) for a command run again from the current directory by the
+    /// person reading this process's output: in shuttle and loom mode the target directory is
+    /// the one the running executable was built in (so that the rerun reuses that build), or
+    /// the README's when the executable is not in a target directory.
+    pub fn cargo_here(self, subcommand: &str) -> String {
+        match built_in() {
+            Some(dir) if self.is_controlled() => self.cargo_in(subcommand, &shown(&dir)),
+            _ => self.cargo(subcommand),
+        }
+    }
+
+    fn cargo_in(self, subcommand: &str, target: &str) -> String {
         match self {
             Backend::Std => format!("cargo {subcommand}"),
-            Backend::Shuttle => format!(
-                "CARGO_TARGET_DIR=target-shuttle cargo {subcommand} --release --features shuttle"
-            ),
+            Backend::Shuttle => {
+                format!("CARGO_TARGET_DIR={target} cargo {subcommand} --release --features shuttle")
+            }
             Backend::Loom => format!(
-                "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR=target-loom cargo {subcommand} --release"
+                "RUSTFLAGS=\"--cfg loom\" CARGO_TARGET_DIR={target} cargo {subcommand} --release"
             ),
         }
+    }
+}
+
+/// The cargo target directory the running executable was built in: its nearest ancestor
+/// holding cargo's `CACHEDIR.TAG`; `None` outside a target directory.
+pub fn built_in() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(Path::to_path_buf)
+}
+
+/// `path` as a command line reads it from the current directory: relative when it is under
+/// it, single-quoted when it holds a character a shell would read.
+pub fn shown(path: &Path) -> String {
+    let here = std::env::current_dir().ok();
+    let relative = here
+        .as_deref()
+        .and_then(|here| path.strip_prefix(here).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(path);
+    let text = relative.display().to_string();
+    let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c);
+    if text.chars().all(plain) {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
     }
 }
 
@@ -100,5 +150,19 @@ mod tests {
         }
         assert!("tokio".parse::<Backend>().is_err());
         assert_eq!(Backend::Std.cargo("test"), "cargo test");
+        assert_eq!(Backend::Std.cargo_here("test"), "cargo test");
+        assert_eq!(
+            Backend::Shuttle.cargo("test"),
+            "CARGO_TARGET_DIR=target-shuttle cargo test --release --features shuttle"
+        );
+    }
+
+    #[test]
+    fn a_path_is_shown_as_a_shell_reads_it() {
+        let here = std::env::current_dir().expect("a current directory");
+        assert_eq!(shown(&here.join("target-shuttle")), "target-shuttle");
+        assert_eq!(shown(Path::new("/t/a b")), "'/t/a b'");
+        assert_eq!(shown(Path::new("/t/it's")), "'/t/it'\\''s'");
+        assert_eq!(shown(Path::new("/t/x")), "/t/x");
     }
 }

@@ -267,8 +267,8 @@ pub const LINE_WIDTH: usize = 120;
 
 /// `text` with every line wider than [`LINE_WIDTH`] broken at spaces, the continuation lines
 /// indented two spaces past the line's own indent. Lines of a table (they hold ` | `) are
-/// left whole, tables choose their own layout to fit; so are commands (they hold `cargo `),
-/// which must stay one line to be copied.
+/// left whole, tables choose their own layout to fit; so are commands (they hold `cargo `, or
+/// end in ` \` to continue on the next line), which must stay whole to be copied.
 pub(crate) fn fitted(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.split_inclusive('\n') {
@@ -276,7 +276,11 @@ pub(crate) fn fitted(text: &str) -> String {
             Some(body) => (body, "\n"),
             None => (line, ""),
         };
-        if body.chars().count() <= LINE_WIDTH || body.contains(" | ") || body.contains("cargo ") {
+        if body.chars().count() <= LINE_WIDTH
+            || body.contains(" | ")
+            || body.contains("cargo ")
+            || body.ends_with(" \\")
+        {
             out.push_str(line);
             continue;
         }
@@ -395,6 +399,12 @@ mod tests {
         let long = format!("  {}", "word ".repeat(40));
         let command = format!("to rerun it: cargo test -- --exact {}", "x".repeat(120));
         assert_eq!(fitted(&command), command, "a command stays one line");
+        let continued = format!("  RATELIMIT_LAB_REPLAY=/{} \\\n", "d/".repeat(70));
+        assert_eq!(
+            fitted(&continued),
+            continued,
+            "a command's first line stays whole"
+        );
         let fit = fitted(&format!("short\n{long}\nx | y\n"));
         assert!(
             fit.lines().all(|l| l.chars().count() <= LINE_WIDTH),

@@ -353,9 +353,10 @@ pub fn rerun(test_name: &str) -> String {
     format!("{} -- --exact {test_name}", cargo_in_this_mode("test"))
 }
 
-/// `cargo <subcommand>` as this crate's mode needs it (see [`Backend::cargo`]).
+/// `cargo <subcommand>` as this crate's mode needs it, from the current directory and with
+/// the target directory this process was built in (see [`Backend::cargo_here`]).
 pub fn cargo_in_this_mode(subcommand: &str) -> String {
-    Backend::current().cargo(subcommand)
+    Backend::current().cargo_here(subcommand)
 }
 
 /// Results of the checks that ran so far in this process (the tests of one test binary),

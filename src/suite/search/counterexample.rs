@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use crate::suite::core::backend::Backend;
+use crate::suite::core::backend::{built_in, shown, Backend};
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
 use crate::suite::host::runtime::Search;
@@ -99,13 +99,7 @@ impl Counterexample {
 /// `CACHEDIR.TAG`), so that each crate keeps its own and `cargo clean` removes them; outside a
 /// target directory, `ratelimit-lab` in the system's temporary directory.
 pub fn directory() -> PathBuf {
-    let target = std::env::current_exe().ok().and_then(|exe| {
-        exe.ancestors()
-            .skip(1)
-            .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-            .map(Path::to_path_buf)
-    });
-    match target {
+    match built_in() {
         Some(target) => target.join("ratelimit-lab").join("counterexamples"),
         None => std::env::temp_dir().join("ratelimit-lab"),
     }
@@ -130,12 +124,12 @@ pub(crate) fn how_to_replay(path: &Path, check: &str) -> String {
 /// [`REPLAY`](env::REPLAY) set.
 fn replay_lines(command: Option<&str>, path: &Path, check: &str) -> String {
     match command {
-        Some(command) => format!("  {command} {}\n", path.display()),
+        Some(command) => format!("  {command} {}\n", shown(path)),
         None => format!(
             "  {}={} \\\n  {} \\\n  -- {check}\n",
             env::REPLAY,
-            path.display(),
-            Backend::current().cargo("test"),
+            shown(path),
+            Backend::current().cargo_here("test"),
         ),
     }
 }
