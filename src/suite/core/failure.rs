@@ -250,7 +250,7 @@ impl fmt::Display for Failure {
         if let Some(m) = self.mistake {
             writeln!(
                 f,
-                "resembles the seed's mistake: \"{}\"\n{}",
+                "the mistake it resembles, in the lesson's words:\n  \"{}\"\n{}",
                 m.seed_text(),
                 wrapped(&format!("hint: {}", m.hint()), HINT_WIDTH, "      ")
             )?;

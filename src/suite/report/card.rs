@@ -198,7 +198,7 @@ impl Report {
         let failed = self.results.len() - self.passed();
         match self.diagnosis() {
             Some(m) => format!(
-                "diagnosis, over all {failed} failed check{}: the seed's mistake \"{}\"\n{}\n",
+                "diagnosis, over all {failed} failed check{}: the mistake, in the lesson's words:\n  \"{}\"\n{}\n",
                 if failed == 1 { "" } else { "s" },
                 m.seed_text(),
                 hint(m.hint())
