@@ -6,6 +6,8 @@
 //! double spend, more keys admitted than `max_keys` allows the key bound checked apart from
 //! the insert, and spends on different keys at different times the time check split from the
 //! observed time's publication.
+//! When the failing execution's history shows an eviction or a cutover that ran whole inside
+//! a spend (and no spend inside one of them), the spend is the split call: the double spend.
 //! A check's own mistake is named only when the scenario says nothing more precise.
 use std::collections::BTreeSet;
 
@@ -19,14 +21,25 @@ use crate::suite::search::scenario::Scenario;
 /// `history` is the failing execution's, when it ran to the end.
 pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
     let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
-    if racing.iter().any(|op| matches!(op, Op::EvictFull { .. })) {
-        return Some(Mistake::SplitEviction);
-    }
-    if racing
-        .iter()
-        .any(|op| matches!(op, Op::ReplacePolicy { .. }))
-    {
-        return Some(Mistake::SplitCutover);
+    let evicts = |op: &Op| matches!(op, Op::EvictFull { .. });
+    let cuts_over = |op: &Op| matches!(op, Op::ReplacePolicy { .. });
+    for (races_a_spend, split) in [
+        (&evicts as &dyn Fn(&Op) -> bool, Mistake::SplitEviction),
+        (&cuts_over, Mistake::SplitCutover),
+    ] {
+        if racing.iter().any(|op| races_a_spend(op)) {
+            // The history can say which call was split: one that ran whole inside another
+            // call and saw it half done. An eviction (a cutover) inside a spend, and no spend
+            // inside an eviction (a cutover), is a spend in two critical sections.
+            let split_spend = history.is_some_and(|h| {
+                spans(h, is_allow, races_a_spend) && !spans(h, races_a_spend, is_allow)
+            });
+            return Some(if split_spend {
+                Mistake::DoubleSpend
+            } else {
+                split
+            });
+        }
     }
     let key = |op: &&Op| match op {
         Op::Allow { key, .. } => Some(key.clone()),
@@ -59,6 +72,21 @@ pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Op
         }
     }
     (times.len() > 1).then_some(Mistake::SplitTimeCheck)
+}
+
+fn is_allow(op: &Op) -> bool {
+    matches!(op, Op::Allow { .. })
+}
+
+/// Whether a call `outer` selects was invoked before and returned after a call of another
+/// thread that `inner` selects: the inner call ran whole while the outer one was under way.
+fn spans(history: &[Event], outer: impl Fn(&Op) -> bool, inner: impl Fn(&Op) -> bool) -> bool {
+    history.iter().filter(|o| outer(&o.op)).any(|o| {
+        history
+            .iter()
+            .filter(|i| inner(&i.op))
+            .any(|i| i.thread != o.thread && o.invoked < i.invoked && i.returned < o.returned)
+    })
 }
 
 /// Whether an execution kept the key bound: no more distinct keys admitted than `max_keys`,
@@ -161,6 +189,45 @@ mod tests {
             race_mistake(&cutover_only, None),
             Some(Mistake::SplitCutover)
         );
+    }
+
+    #[test]
+    fn an_eviction_or_cutover_inside_a_spend_is_a_split_spend() {
+        let decision = crate::Decision {
+            allowed: true,
+            whole_tokens: 0,
+            retry_after_nanos: 0,
+        };
+        let cutover = Op::ReplacePolicy {
+            next: Policy::new(2, 1, 1).expect("a valid policy"),
+            expected_version: 1,
+            now: 1,
+        };
+        for (other, split) in [
+            (Op::EvictFull { now: 1 }, Mistake::SplitEviction),
+            (cutover, Mistake::SplitCutover),
+        ] {
+            let s = scenario(1, vec![], vec![vec![other.clone()], vec![allow("k", 1)]]);
+            let at = |thread, op: &Op, invoked, returned| Event {
+                thread,
+                op: op.clone(),
+                outcome: Outcome::Decision(decision),
+                invoked,
+                returned,
+            };
+            // The spend began first and returned last: the other call ran inside it.
+            let inside_spend = [at(2, &allow("k", 1), 0, 3), at(1, &other, 1, 2)];
+            assert_eq!(
+                race_mistake(&s, Some(&inside_spend)),
+                Some(Mistake::DoubleSpend)
+            );
+            // The spend ran inside the other call: that call is the split one.
+            let inside_other = [at(1, &other, 0, 3), at(2, &allow("k", 1), 1, 2)];
+            assert_eq!(race_mistake(&s, Some(&inside_other)), Some(split));
+            // Overlapping, neither inside the other: the scenario's own race.
+            let overlapping = [at(2, &allow("k", 1), 0, 2), at(1, &other, 1, 3)];
+            assert_eq!(race_mistake(&s, Some(&overlapping)), Some(split));
+        }
     }
 
     fn event(key: &str, now: u64, outcome: Outcome) -> Event {
