@@ -6,11 +6,14 @@
 //!
 //! Each detector fires only when the symptom shows *and* the design behaves as the
 //! specification on the controls that isolate it, so that another mistake cannot produce it.
-//! Many detectors compare the design with itself (the same calls with and without an error,
-//! a new key beside an old key that refilled to full): the comparison cancels whatever else
-//! the design does wrong, and a correct design, which answers both sides alike by the
-//! contract, can never fire. The three cutover detectors are exclusive by construction:
-//! a budget reset excludes a top-up, and either excludes a retroactive rate.
+//! Every symptom is a difference from the specification, or between two answers of the
+//! design that the contract makes equal, so a correct design never fires a detector. Many
+//! detectors compare the design with itself (the same calls with and without an error, a new
+//! key beside an old key that refilled to full): the comparison cancels whatever else the
+//! design does wrong. The three cutover detectors are exclusive by construction: a budget
+//! reset excludes a top-up, and either excludes a retroactive rate. That a detector fires on
+//! no catalogued design making another mistake is tested, not proven: the unit test below
+//! iterates the catalog.
 //!
 //! [`detected`] names a mistake only when every detector that fires names the same one; a
 //! probe on which the design panics, or which it cannot be built for, is no evidence. The
@@ -457,13 +460,14 @@ fn window_reset(design: Build) -> bool {
     })
 }
 
-/// [`Mistake::IdleEviction`]: `evict_full` on one key, beside the design's own answer to a
-/// whole-capacity request on that key at the same instant: a bucket is full exactly when
-/// such a request would pass. Fires when the design removes a key it would not admit a
-/// whole-capacity request for, or keeps one it would, while a new key's whole-capacity
-/// request passes and a spent key's does not (the controls: its own admission is a fair
-/// measure of fullness). The design is compared with itself, so a refill slip that it makes
-/// alike in both places cancels out.
+/// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0, beside a whole-capacity
+/// request on that key at the sweep's instant: a bucket is full exactly when such a request
+/// would pass. Fires when the design answers that request as the specification does (the
+/// control: its refill to that instant is right, and so is the first spend) yet removes the
+/// key where the specification keeps it, or keeps it where the specification removes it;
+/// a new key's whole-capacity request must pass and a spent key's must not (the design's
+/// admission is a fair measure of fullness). A refill slip that shows in the request fails
+/// the control; what is left is the sweep's own judgement of fullness.
 fn idle_eviction(design: Build) -> bool {
     let controls = [
         small(vec![allow("n", 10, 0)]),
@@ -479,6 +483,15 @@ fn idle_eviction(design: Build) -> bool {
         (10, 1),
         (1, 500 * MS),
     ];
+    // Whether a sweep removed the one key (consistently with the key count after it).
+    let removed = |o: &[Outcome]| match (o.get(1), o.get(2)) {
+        (Some(Outcome::Evicted { removed }), Some(Outcome::KeyCount { keys }))
+            if (*removed == 1) == (*keys == 0) =>
+        {
+            Some(*removed == 1)
+        }
+        _ => None,
+    };
     fair && cases.into_iter().any(|(spent, at)| {
         let sweep = small(vec![
             allow("k", spent, 0),
@@ -486,19 +499,16 @@ fn idle_eviction(design: Build) -> bool {
             Op::KeyCount,
         ]);
         let full = small(vec![allow("k", spent, 0), allow("k", 10, at)]);
-        match (outcomes(design, &sweep), outcomes(design, &full)) {
-            (Some(swept), Some(asked)) => match (swept.get(1), swept.get(2), asked.get(1)) {
-                (
-                    Some(Outcome::Evicted { removed }),
-                    Some(Outcome::KeyCount { keys }),
-                    Some(answer),
-                ) if (*removed == 1) == (*keys == 0) => {
-                    decision(answer).is_some() && (*removed == 1) != admitted(answer)
-                }
-                _ => false,
-            },
-            _ => false,
-        }
+        let refill_right = both(design, &full).is_some_and(|(mine, theirs)| {
+            mine.first() == theirs.first()
+                && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
+                    if decision(m).is_some() && admitted(m) == admitted(t))
+        });
+        refill_right
+            && both(design, &sweep).is_some_and(|(mine, theirs)| {
+                mine.first() == theirs.first()
+                    && matches!((removed(&mine), removed(&theirs)), (Some(m), Some(t)) if m != t)
+            })
     })
 }
 
@@ -571,9 +581,21 @@ fn refuses_more_than_held(design: Build) -> bool {
     })
 }
 
+/// Whether the design answers every call but the last as the specification does, and
+/// admits the last where the specification refuses it.
+fn grants_more(design: Build, ops: Vec<Op>) -> bool {
+    both(design, &small(ops)).is_some_and(|(mut mine, mut theirs)| {
+        match (mine.pop(), theirs.pop()) {
+            (Some(m), Some(t)) => mine == theirs && admitted(&m) && refused(&t),
+            _ => false,
+        }
+    })
+}
+
 /// The symptom of [`Mistake::BudgetReset`]: a cutover that keeps the capacity forgets the
 /// tracked key, or a cutover to a smaller capacity lets a spent key spend more than it had
-/// (while without a cutover it does not: [`refuses_more_than_held`]).
+/// (its calls before answered as specified; while without a cutover it does not:
+/// [`refuses_more_than_held`]).
 fn resets_budgets(design: Build) -> bool {
     let forgets = last(
         design,
@@ -587,22 +609,17 @@ fn resets_budgets(design: Build) -> bool {
         (Outcome::KeyCount { keys: m }, Outcome::KeyCount { keys: t }) => m < t,
         _ => false,
     });
-    let grants = last(
+    let grants = grants_more(
         design,
-        &small(vec![
-            allow("k", 8, 0),
-            replace(2, 5, 2, 1, 0),
-            allow("k", 5, 0),
-        ]),
-    )
-    .is_some_and(|(mine, theirs)| admitted(&mine) && refused(&theirs));
+        vec![allow("k", 8, 0), replace(2, 5, 2, 1, 0), allow("k", 5, 0)],
+    );
     forgets || (grants && refuses_more_than_held(design))
 }
 
 /// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an
 /// existing key spends the whole new capacity, which the specification refuses (the worked
-/// example; and a long idle time under the old rate, then a rate no higher) while without a
-/// cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller capacity
+/// example; and a long idle time under the old rate, then a rate no higher), its calls
+/// before answered as specified, while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller capacity
 /// settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
 fn tops_up(design: Build) -> bool {
     let probes = [
@@ -617,9 +634,7 @@ fn tops_up(design: Build) -> bool {
             allow("k", 100, 60 * SECOND),
         ],
     ];
-    let grants = probes.into_iter().any(|ops| {
-        last(design, &small(ops)).is_some_and(|(mine, theirs)| admitted(&mine) && refused(&theirs))
-    });
+    let grants = probes.into_iter().any(|ops| grants_more(design, ops));
     let ceiling = 5 * u128::from(UNITS_PER_TOKEN);
     let unclamped = run(
         design,
@@ -736,7 +751,8 @@ struct Detector {
     fires: fn(Build) -> bool,
 }
 
-/// Every detector, one per sequential mistake the seed names.
+/// Every detector, one per sequential mistake the seed names, in the order of
+/// [`Mistake::ALL`].
 const DETECTORS: [Detector; 14] = [
     Detector {
         mistake: Mistake::WindowReset,
@@ -825,6 +841,12 @@ mod tests {
     #[test]
     fn every_detector_that_fires_names_the_designs_own_mistake() {
         let mut problems = Vec::new();
+        for m in Mistake::ALL {
+            let detectors = DETECTORS.iter().filter(|d| d.mistake == m).count();
+            if detectors != usize::from(!m.is_race()) {
+                problems.push(format!("{m:?} has {detectors} detectors"));
+            }
+        }
         let correct: Vec<(&str, Build)> = ratelimit_lab_catalog::DESIGNS
             .iter()
             .filter(|d| matches!(d.verdict, crate::catalog::Verdict::Correct))
