@@ -66,6 +66,10 @@ pub struct Failure {
     /// the bound), kept apart from the one the replay names.
     #[serde(skip)]
     pub seen: Option<Mistake>,
+    /// The mistake the diagnosis's detectors found in the design itself (probes of a
+    /// mistake's defining symptom, needing no catalogued design), when exactly one did.
+    #[serde(skip)]
+    pub detected: Option<Mistake>,
     /// `true` when the design panicked (an unfinished method, a failed assertion): such a
     /// failure resembles no particular mistake.
     pub panicked: bool,
@@ -90,6 +94,7 @@ impl Failure {
             resembles: Vec::new(),
             kin: Vec::new(),
             seen: None,
+            detected: None,
             panicked: false,
             expected_by: "specification",
             cause: None,

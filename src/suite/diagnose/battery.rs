@@ -29,7 +29,7 @@ struct Trial {
 }
 
 pub(super) const MS: u64 = 1_000_000;
-const SECOND: u64 = 1_000_000_000;
+pub(super) const SECOND: u64 = 1_000_000_000;
 
 pub(super) fn allow(key: &str, cost: u64, now: u64) -> Op {
     Op::Allow {
@@ -39,7 +39,13 @@ pub(super) fn allow(key: &str, cost: u64, now: u64) -> Op {
     }
 }
 
-fn replace(version: u64, capacity: u64, rate: u64, expected_version: u64, now: u64) -> Op {
+pub(super) fn replace(
+    version: u64,
+    capacity: u64,
+    rate: u64,
+    expected_version: u64,
+    now: u64,
+) -> Op {
     match Policy::new(version, capacity, rate) {
         Ok(next) => Op::ReplacePolicy {
             next,
@@ -49,6 +55,17 @@ fn replace(version: u64, capacity: u64, rate: u64, expected_version: u64, now: u
         // Every policy below is valid; an invalid one would only make the trial shorter.
         Err(_) => Op::KeyCount,
     }
+}
+
+/// Calls at the extremes, on a limiter of capacity [`MAX_QUANTITY`] and rate 1: the whole
+/// capacity at 0, again at the largest time, and one token then (where unchecked units
+/// overflow).
+pub(super) fn at_the_extremes() -> Vec<Op> {
+    vec![
+        allow("k", MAX_QUANTITY, 0),
+        allow("k", MAX_QUANTITY, u64::MAX - 1),
+        allow("k", 1, u64::MAX - 1),
+    ]
 }
 
 /// A trial of a limiter built with version 1 of `capacity` and `rate` (every trial's policy
@@ -217,16 +234,7 @@ fn battery() -> Vec<Trial> {
             ],
         ),
         // Extremes: the largest capacity and times, where unchecked units overflow.
-        trial(
-            MAX_QUANTITY,
-            1,
-            8,
-            vec![
-                allow("k", MAX_QUANTITY, 0),
-                allow("k", MAX_QUANTITY, u64::MAX - 1),
-                allow("k", 1, u64::MAX - 1),
-            ],
-        ),
+        trial(MAX_QUANTITY, 1, 8, at_the_extremes()),
         // Keys: blank ones are refused, by the seed's notion of blank.
         trial(
             10,
@@ -346,7 +354,7 @@ pub(crate) fn departs_on(suspect: Build, policy: Policy, max_keys: usize, ops: &
 }
 
 /// [`Build`] for the specification.
-fn spec(policy: Policy, max_keys: usize) -> Result<Box<dyn Limiter>, LimitError> {
+pub(super) fn spec(policy: Policy, max_keys: usize) -> Result<Box<dyn Limiter>, LimitError> {
     ModelLimiter::new(policy, max_keys).map(|m| Box::new(m) as Box<dyn Limiter>)
 }
 

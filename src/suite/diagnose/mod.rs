@@ -4,5 +4,6 @@
 //! Imports `core`, `host` and `oracle`.
 
 pub(crate) mod battery;
+pub(crate) mod detectors;
 pub(crate) mod signature;
 pub(crate) mod suspects;

@@ -12,6 +12,7 @@ use crate::model::Outcome;
 use crate::{Mistake, Requirement};
 
 use crate::suite::diagnose::battery::{alike, consistent, departs_on};
+use crate::suite::diagnose::detectors::detected;
 use crate::suite::diagnose::signature::{signature, Signature};
 use crate::suite::host::subject::Build;
 
@@ -97,6 +98,9 @@ pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) 
 ///   [alike](crate::suite::diagnose::battery::alike) with it on the battery, is listed in
 ///   [`Failure::kin`].
 ///
+/// - **Detection.** The mistake the [detectors](crate::suite::diagnose::detectors) find in
+///   `design` itself, if exactly one, is kept in [`Failure::detected`].
+///
 /// [`Failure::mistake`] is set from the replay's reproducers when there are any (all making one
 /// mistake, or one of them making the mistake the check saw itself); otherwise it is the
 /// mistake the check saw itself, if any, or the one all the kin make. The check's own
@@ -105,6 +109,7 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
     let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
     };
+    failure.detected = detected(design);
     let lookalike = |s: &Suspect| Lookalike {
         design: s.name.to_string(),
         mistake: s.mistake,

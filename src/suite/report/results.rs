@@ -77,10 +77,16 @@ impl Report {
     ///   allows only that mistake, whatever else departs alike.
     /// - A check with none of these gives no evidence: an unseen design with a known flaw
     ///   differs from the catalogued one in its details.
+    /// - **Detection.** The mistake the diagnosis's detectors found in the design itself
+    ///   ([`Failure::detected`](crate::suite::Failure::detected): probes of a
+    ///   mistake's defining symptom, isolated by controls), when exactly one was found.
     ///
     /// A mistake is named when it is the only one every piece of evidence allows, and some
     /// piece allows it alone (two checks allowing {A, B} and {A, C} single out nothing: a
-    /// design making both B and C fits them too). Only when no sequential check gives
+    /// design making both B and C fits them too). A detected mistake is named instead when
+    /// every piece of evidence allows it, alike departures aside (the detection, direct
+    /// evidence, outweighs them as a check's own sight does), and the rule above names no
+    /// other mistake; otherwise nothing is named. Only when no sequential check gives
     /// evidence do the concurrency checks speak: the race named by the most of them, the
     /// earliest in suite order on a tie.
     pub fn diagnosis(&self) -> Option<crate::Mistake> {
@@ -96,18 +102,26 @@ impl Report {
         use crate::Mistake;
         let mut designs: Option<Vec<&Lookalike>> = None;
         let mut evidence: Vec<Vec<Mistake>> = Vec::new();
+        // The evidence beside alike departures alone: what a detection must agree with.
+        let mut firm: Vec<Vec<Mistake>> = Vec::new();
         let mut races: Vec<Mistake> = Vec::new();
         // Whether some failed check with a replayable trace has no evidence at all: then
         // evidence of the mistake's level alone (alike departures) explains only part of what
         // is wrong, and names nothing.
         let mut unexplained = false;
         let mut alike_only = true;
+        // The mistake the detectors found in the design itself, from any failed sequential
+        // check that was diagnosed (it is the design's, whichever check ran them).
+        let mut detected: Option<Mistake> = None;
         for (_, r) in &self.results {
             let Status::Failed(f) = &r.status else {
                 continue;
             };
             if f.panicked {
                 continue;
+            }
+            if f.replay.is_some() {
+                detected = detected.or(f.detected);
             }
             let like: Vec<&Lookalike> = f
                 .resembles
@@ -134,6 +148,9 @@ impl Report {
                 };
                 allows.sort_by_key(|m| Mistake::ALL.iter().position(|n| n == m));
                 allows.dedup();
+                if f.seen.is_some() {
+                    firm.push(allows.clone());
+                }
                 evidence.push(allows);
             } else if let Some(m) = f.seen.or_else(|| {
                 // Undiagnosed (no replay, or no answer in time): the mistake is the check's own.
@@ -141,6 +158,7 @@ impl Report {
                     .filter(|_| f.resembles.is_empty() && f.kin.is_empty())
             }) {
                 alike_only = false;
+                firm.push(vec![m]);
                 evidence.push(vec![m]);
             } else if f.replay.is_some() {
                 unexplained = true;
@@ -150,7 +168,16 @@ impl Report {
             let mut allows: Vec<Mistake> = d.iter().map(|l| l.mistake).collect();
             allows.sort_by_key(|m| Mistake::ALL.iter().position(|n| n == m));
             allows.dedup();
+            firm.push(allows.clone());
             evidence.push(allows);
+        }
+        // A detected mistake stands where every piece of evidence but alike departures allows
+        // it (a failed check with none allows anything) and the other evidence names no other
+        // mistake; otherwise the evidence contradicts the detection, and nothing is named.
+        if let Some(d) = detected {
+            let allowed = firm.iter().all(|e| e.contains(&d));
+            let named = Self::singled_out(&evidence, alike_only && unexplained);
+            return (allowed && named.is_none_or(|m| m == d)).then_some(d);
         }
         if evidence.is_empty() {
             return races.iter().copied().max_by_key(|m| {
@@ -159,7 +186,13 @@ impl Report {
                 (votes, std::cmp::Reverse(earliest))
             });
         }
-        if alike_only && unexplained {
+        Self::singled_out(&evidence, alike_only && unexplained)
+    }
+
+    /// The mistake every piece of `evidence` allows and some piece allows alone; `None` too
+    /// when `partial` (alike departures alone, while a failed check stays unexplained).
+    fn singled_out(evidence: &[Vec<crate::Mistake>], partial: bool) -> Option<crate::Mistake> {
+        if partial {
             return None;
         }
         let singled_out = evidence.iter().find(|e| e.len() == 1)?.first().copied()?;

@@ -1,0 +1,884 @@
+//! Mistake detectors: for a seed mistake whose defining symptom a few sequential calls show, a
+//! fixed probe of that symptom run on the design itself, through the same [`Build`] the
+//! battery uses. Unlike a replay on catalogued designs, a detector needs no catalogued design
+//! that makes the mistake: it asks the design the question the seed's sentence answers (does
+//! an error change the state? does a new key start full? does a rejected call lose credit?).
+//!
+//! Each detector fires only when the symptom shows *and* the design behaves as the
+//! specification on the controls that isolate it, so that another mistake cannot produce it.
+//! Every symptom is a difference from the specification, or between two answers of the
+//! design that the contract makes equal, so a correct design never fires a detector. Many
+//! detectors compare the design with itself (the same calls with and without an error, a new
+//! key beside an old key that refilled to full): the comparison cancels whatever else the
+//! design does wrong. The three cutover detectors are exclusive by construction: a budget
+//! reset excludes a top-up, and either excludes a retroactive rate. That a detector fires on
+//! no catalogued design making another mistake is tested, not proven: the unit test below
+//! iterates the catalog.
+//!
+//! [`detected`] names a mistake only when every detector that fires names the same one; a
+//! probe on which the design panics, or which it cannot be built for, is no evidence. The
+//! race mistakes have no detector (sequential calls cannot show them).
+use std::mem::discriminant;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::model::{Op, Outcome};
+use crate::{Decision, LimitError, Mistake, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN};
+
+use crate::suite::diagnose::battery::{allow, at_the_extremes, replace, spec, MS, SECOND};
+use crate::suite::host::subject::Build;
+
+/// One probe: a limiter built with version 1 of a capacity and a rate and with a key bound,
+/// and the calls made on it in order.
+struct Probe {
+    capacity: u64,
+    rate: u64,
+    max_keys: usize,
+    ops: Vec<Op>,
+}
+
+/// A probe of capacity 10 and rate 2 (the seed's trace table's policy) with room for 8 keys.
+fn small(ops: Vec<Op>) -> Probe {
+    Probe {
+        capacity: 10,
+        rate: 2,
+        max_keys: 8,
+        ops,
+    }
+}
+
+/// A probe with its own policy and key bound.
+fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Probe {
+    Probe {
+        capacity,
+        rate,
+        max_keys,
+        ops,
+    }
+}
+
+/// What a design did on a probe: each call's outcome, and its snapshot at the end. `None`
+/// when it could not be built or panicked: no evidence.
+fn run(build: Build, p: &Probe) -> Option<(Vec<Outcome>, Option<Snapshot>)> {
+    let policy = Policy::new(1, p.capacity, p.rate).ok()?;
+    catch_unwind(AssertUnwindSafe(|| {
+        let limiter = build(policy, p.max_keys).ok()?;
+        let outcomes = p.ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
+        Some((outcomes, limiter.snapshot()))
+    }))
+    .ok()
+    .flatten()
+}
+
+/// The outcomes of a design on a probe.
+fn outcomes(build: Build, p: &Probe) -> Option<Vec<Outcome>> {
+    run(build, p).map(|(o, _)| o)
+}
+
+/// The design's and the specification's outcomes on a probe.
+fn both(design: Build, p: &Probe) -> Option<(Vec<Outcome>, Vec<Outcome>)> {
+    Some((outcomes(design, p)?, outcomes(spec, p)?))
+}
+
+/// The design's and the specification's last outcomes on a probe.
+fn last(design: Build, p: &Probe) -> Option<(Outcome, Outcome)> {
+    let (mut mine, mut theirs) = both(design, p)?;
+    Some((mine.pop()?, theirs.pop()?))
+}
+
+/// Whether the design returns exactly what the specification returns on a probe (`false`
+/// without evidence).
+fn as_specified(design: Build, p: &Probe) -> bool {
+    both(design, p).is_some_and(|(mine, theirs)| mine == theirs)
+}
+
+fn decision(o: &Outcome) -> Option<&Decision> {
+    match o {
+        Outcome::Decision(d) => Some(d),
+        _ => None,
+    }
+}
+
+fn error(o: &Outcome) -> Option<&LimitError> {
+    match o {
+        Outcome::Error(e) => Some(e),
+        _ => None,
+    }
+}
+
+/// Whether two outcomes are the same error (of any detail).
+fn same_error(a: &Outcome, b: &Outcome) -> bool {
+    matches!((error(a), error(b)), (Some(x), Some(y)) if discriminant(x) == discriminant(y))
+}
+
+fn input_error(o: &Outcome) -> bool {
+    matches!(
+        o,
+        Outcome::Error(LimitError::InvalidKey | LimitError::InvalidCost { .. })
+    )
+}
+
+fn time_went_backwards(o: &Outcome) -> bool {
+    matches!(o, Outcome::Error(LimitError::TimeWentBackwards { .. }))
+}
+
+fn admitted(o: &Outcome) -> bool {
+    decision(o).is_some_and(|d| d.allowed)
+}
+
+fn refused(o: &Outcome) -> bool {
+    decision(o).is_some_and(|d| !d.allowed)
+}
+
+/// [`Mistake::InputValidation`]: one call on a fresh limiter for each of the blank keys in
+/// the contract's sense (empty, spaces and tab, U+001F), a key that is not blank (U+00A0), a
+/// cost of 0, a cost above the capacity and two valid costs. Fires when the design refuses as
+/// invalid input a call the specification serves, or answers otherwise (or with the other
+/// input error) a call the specification refuses as invalid input. On a fresh limiter at time
+/// 0 nothing but the key and the cost (no time, key bound, version or balance) decides
+/// whether a call is an input error, so no other mistake changes that answer, and a correct
+/// design gives the specification's.
+fn input_validation(design: Build) -> bool {
+    let calls = [
+        ("", 1),
+        (" \t", 1),
+        ("\u{1f}", 1),
+        ("\u{a0}", 1),
+        ("k", 0),
+        ("k", 11),
+        ("k", 1),
+        ("k", 10),
+    ];
+    calls.iter().any(|&(key, cost)| {
+        last(design, &small(vec![allow(key, cost, 0)])).is_some_and(|(mine, theirs)| {
+            input_error(&mine) != input_error(&theirs)
+                || (input_error(&theirs) && !same_error(&mine, &theirs))
+        })
+    })
+}
+
+/// One call that the specification refuses with an error, between calls that it serves.
+struct Interrupted {
+    max_keys: usize,
+    before: Vec<Op>,
+    error: Op,
+    after: Vec<Op>,
+}
+
+/// [`Mistake::MutationBeforeValidation`], two symptoms.
+///
+/// - **An error changes the state.** The same calls with and without one erroneous call (an
+///   invalid cost, a blank key, a stale version, a full key bound, an older time) in the
+///   middle: when the design returns the specification's error for it, what it returns
+///   afterwards must not depend on whether the call was made. The comparison is of the
+///   design with itself, so another slip cancels out; a correct design changes nothing on
+///   an error, by the contract.
+/// - **Errors checked in the wrong order.** A call with two errors (a bad cost or key and an
+///   older time; an older time on a new key at the key bound; a bad cost at the bound)
+///   returns another error than the first in the contract's order (key, cost, time, key
+///   capacity), while each of the errors alone is returned as specified (the controls): a
+///   design that misses one of the errors (accepts a zero cost, serves an older time on a
+///   new key, admits keys past the bound) fails a control and is left to its own detector.
+fn mutation_before_validation(design: Build) -> bool {
+    let after = || {
+        vec![
+            allow("k", 1, 5),
+            allow("k", 8, 5),
+            allow("k", 1, 5),
+            Op::KeyCount,
+        ]
+    };
+    let interrupted = [
+        (8, allow("k", 0, 10)),
+        (8, allow("k", 11, 10)),
+        (8, allow("", 1, 10)),
+        (8, replace(2, 5, 1, 7, 10)),
+        (1, allow("b", 1, 10)),
+    ]
+    .into_iter()
+    .map(|(max_keys, error)| Interrupted {
+        max_keys,
+        before: vec![allow("k", 1, 0)],
+        error,
+        after: after(),
+    })
+    .chain(std::iter::once(Interrupted {
+        max_keys: 8,
+        before: vec![allow("k", 1, 20)],
+        error: allow("k", 5, 10),
+        after: vec![
+            allow("k", 1, 15),
+            allow("k", 1, 20),
+            allow("k", 8, 20),
+            Op::KeyCount,
+        ],
+    }));
+    let mutated = interrupted.into_iter().any(|c| {
+        let with: Vec<Op> = c
+            .before
+            .iter()
+            .chain(std::iter::once(&c.error))
+            .chain(&c.after)
+            .cloned()
+            .collect();
+        let without: Vec<Op> = c.before.iter().chain(&c.after).cloned().collect();
+        let at = c.before.len();
+        let (Some((mine, theirs)), Some(skipped)) = (
+            both(design, &probe(10, 2, c.max_keys, with)),
+            outcomes(design, &probe(10, 2, c.max_keys, without)),
+        ) else {
+            return false;
+        };
+        let same_answer = match (mine.get(at), theirs.get(at)) {
+            (Some(m), Some(t)) => same_error(m, t),
+            _ => false,
+        };
+        same_answer && mine.get(at + 1..) != skipped.get(at..)
+    });
+    // After a first call at 10 ns (on `k`, or on `a` beside a new `b`), one call with one
+    // error (a control) or with two (the probe): (key bound, the call, two errors).
+    let calls = [
+        (8, allow("k", 0, 20), false),
+        (8, allow("", 1, 20), false),
+        (8, allow("k", 1, 5), false),
+        (8, allow("b", 1, 5), false),
+        (1, allow("b", 1, 20), false),
+        (8, allow("k", 0, 5), true),
+        (8, allow("", 1, 5), true),
+        (8, allow("", 0, 20), true),
+        (1, allow("b", 1, 5), true),
+        (1, allow("b", 0, 20), true),
+    ];
+    let answers: Vec<(bool, Option<(Outcome, Outcome)>)> = calls
+        .into_iter()
+        .map(|(max_keys, call, two)| {
+            let first = if matches!(&call, Op::Allow { key, .. } if key == "b") {
+                "a"
+            } else {
+                "k"
+            };
+            let ops = vec![allow(first, 1, 10), call];
+            (two, last(design, &probe(10, 2, max_keys, ops)))
+        })
+        .collect();
+    let controls = answers
+        .iter()
+        .filter(|(two, _)| !two)
+        .all(|(_, a)| a.as_ref().is_some_and(|(m, t)| same_error(m, t)));
+    let reordered = controls
+        && answers.iter().filter(|(two, _)| *two).any(|(_, a)| {
+            a.as_ref()
+                .is_some_and(|(m, t)| error(m).is_some() && !same_error(m, t))
+        });
+    mutated || reordered
+}
+
+/// [`Mistake::StaleTime`]: calls older than the newest time the limiter has seen (on the
+/// same key, on another key, on a new key, after a cleanup, at a cutover, a cutover with a
+/// stale version too) and calls at an equal time. Fires when the design does not refuse with
+/// `TimeWentBackwards` a call the specification refuses so, or refuses so a call the
+/// specification serves. Every call but the probed one is valid and in order, so no input or
+/// key-bound slip reaches the answer; only the probed answer's kind is compared, so a slip in
+/// balances does not either.
+fn stale_time(design: Build) -> bool {
+    let probes = [
+        vec![allow("k", 1, SECOND), allow("k", 1, 0)],
+        vec![allow("a", 1, SECOND), allow("b", 1, 0)],
+        vec![allow("a", 1, SECOND), allow("b", 1, SECOND)],
+        vec![allow("k", 1, 0), allow("k", 1, 0)],
+        vec![allow("k", 4, 100), replace(2, 10, 2, 7, 5)],
+        vec![allow("k", 4, 100), replace(2, 10, 2, 1, 5)],
+        vec![
+            allow("k", 1, 0),
+            Op::EvictFull { now: 10 * SECOND },
+            allow("k", 1, 5 * SECOND),
+        ],
+        vec![allow("k", 1, SECOND), Op::EvictFull { now: 0 }],
+    ];
+    probes.into_iter().any(|ops| {
+        last(design, &small(ops)).is_some_and(|(mine, theirs)| {
+            (time_went_backwards(&theirs) && !time_went_backwards(&mine))
+                || (error(&theirs).is_none() && time_went_backwards(&mine))
+        })
+    })
+}
+
+/// [`Mistake::NewKeyNotFull`]: a new key's first call beside the same call on an old key
+/// idle long enough to be full again (also after a cutover to a larger capacity). The
+/// specification answers both alike. Fires when the old key's call is answered as specified
+/// (the control: refill, clamp and reporting are right for a full bucket) and the new key's
+/// differs from it. The two traces differ only in the key of the last call.
+fn new_key_not_full(design: Build) -> bool {
+    let pairs = [1, 10]
+        .into_iter()
+        .map(|cost| (vec![allow("j", 1, 0)], cost))
+        .chain(
+            [1, 20]
+                .into_iter()
+                .map(|cost| (vec![allow("j", 1, 0), replace(2, 20, 4, 1, 0)], cost)),
+        );
+    pairs.into_iter().any(|(before, cost)| {
+        let then = |key| {
+            let mut ops = before.clone();
+            ops.push(allow(key, cost, 100 * SECOND));
+            small(ops)
+        };
+        let (old, new) = (then("j"), then("n"));
+        let control = last(design, &old).filter(|(mine, theirs)| mine == theirs);
+        match (control, outcomes(design, &new).and_then(|mut o| o.pop())) {
+            (Some((old_answer, _)), Some(new_answer)) => old_answer != new_answer,
+            _ => false,
+        }
+    })
+}
+
+/// [`Mistake::DroppedFraction`], two symptoms.
+///
+/// - **A rejection loses (or double counts) credit.** A spent bucket refills over a second,
+///   with and without a rejected call in the middle of a token: the specification stores
+///   the refilled balance and the time on a rejection, so the interruption changes nothing
+///   after it. Fires when it does in the design (the design compared with itself), while an
+///   admitted call at a whole token (the control) leaves the design as specified: a design
+///   dating its balance wrongly on every call, or refilling by windows, fails that control.
+/// - **`whole_tokens` not the floor of the balance.** On the trace table's spent bucket,
+///   every call admitted or refused as specified and every `retry_after_nanos` exact (which
+///   pins the balance the decision reports), but a `whole_tokens` different.
+fn dropped_fraction(design: Build) -> bool {
+    let control = small(vec![
+        allow("k", 10, 0),
+        allow("k", 1, 500 * MS),
+        allow("k", 1, SECOND),
+        allow("k", 1, SECOND),
+    ]);
+    let after = [allow("k", 2, SECOND), allow("k", 1, SECOND)];
+    let with: Vec<Op> = [allow("k", 10, 0), allow("k", 1, 250 * MS + 1)]
+        .into_iter()
+        .chain(after.clone())
+        .collect();
+    let without: Vec<Op> = std::iter::once(allow("k", 10, 0)).chain(after).collect();
+    let lost = as_specified(design, &control)
+        && match (
+            outcomes(design, &small(with)),
+            outcomes(design, &small(without)),
+        ) {
+            (Some(with), Some(without)) => {
+                with.get(1).is_some_and(refused) && with.get(2..) != without.get(1..)
+            }
+            _ => false,
+        };
+    let reports = [
+        vec![
+            allow("k", 10, 0),
+            allow("k", 1, 0),
+            allow("k", 1, 250 * MS),
+            allow("k", 1, 250 * MS),
+        ],
+        vec![allow("k", 10, 0), allow("k", 1, 375 * MS)],
+    ];
+    let misreported = reports.into_iter().any(|ops| {
+        both(design, &small(ops)).is_some_and(|(mine, theirs)| {
+            let pairs: Option<Vec<(&Decision, &Decision)>> = mine
+                .iter()
+                .zip(&theirs)
+                .map(|(m, t)| Some((decision(m)?, decision(t)?)))
+                .collect();
+            pairs.is_some_and(|pairs| {
+                pairs.len() == theirs.len()
+                    && pairs.iter().all(|(m, t)| {
+                        m.allowed == t.allowed && m.retry_after_nanos == t.retry_after_nanos
+                    })
+                    && pairs.iter().any(|(m, t)| m.whole_tokens != t.whole_tokens)
+            })
+        })
+    });
+    lost || misreported
+}
+
+/// [`Mistake::RetryEstimate`]: `retry_after_nanos` right after a spend at the same instant
+/// (no time elapsed, so no refill slip can reach the balance it is computed from), with and
+/// without credit left, an inexact division, an admission, and a full bucket. Fires when the
+/// first call the design answers otherwise than the specification is admitted or refused
+/// as specified with the same `whole_tokens` but another `retry_after_nanos`, or is refused
+/// with a retry of 0 (which promises admission now, and the specification never returns).
+fn retry_estimate(design: Build) -> bool {
+    let probes = [
+        small(vec![allow("k", 10, 0), allow("k", 1, 0)]),
+        small(vec![allow("k", 9, 0), allow("k", 3, 0)]),
+        small(vec![allow("k", 4, 0), allow("k", 6, 0)]),
+        small(vec![allow("k", 10, 0)]),
+        probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 0)]),
+    ];
+    probes.iter().any(|p| {
+        both(design, p).is_some_and(|(mine, theirs)| {
+            let first = mine.iter().zip(&theirs).find(|(m, t)| m != t);
+            match first.map(|(m, t)| (decision(m), decision(t))) {
+                Some((Some(m), Some(t))) => {
+                    (m.allowed == t.allowed
+                        && m.whole_tokens == t.whole_tokens
+                        && m.retry_after_nanos != t.retry_after_nanos)
+                        || (!m.allowed && m.retry_after_nanos == 0)
+                }
+                _ => false,
+            }
+        })
+    })
+}
+
+/// [`Mistake::WindowReset`]: one key, calls in time order, every call before the last
+/// admitted by the specification: a spend across a second's boundary, a spend after a long
+/// idle time, a refill of half a token after a refill of one, a whole bucket twice at once.
+/// Fires when the first call the design admits or refuses otherwise is one it admits and
+/// the specification refuses: more than the bucket's capacity plus what it earned passes. No
+/// rejection, cutover, eviction, second key or error comes before it, so only the refill and
+/// the admission can be at fault.
+fn window_reset(design: Build) -> bool {
+    let probes = [
+        vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)],
+        vec![
+            allow("k", 1, 0),
+            allow("k", 10, 60 * SECOND),
+            allow("k", 10, 60 * SECOND),
+        ],
+        vec![
+            allow("k", 10, 0),
+            allow("k", 1, 500 * MS),
+            allow("k", 1, 750 * MS),
+        ],
+        vec![allow("k", 10, 0), allow("k", 10, 0)],
+    ];
+    probes.into_iter().any(|ops| {
+        both(design, &small(ops)).is_some_and(|(mine, theirs)| {
+            let at = mine
+                .iter()
+                .zip(&theirs)
+                .position(|(m, t)| admitted(m) != admitted(t) || decision(m).is_none());
+            at.is_some_and(|at| {
+                theirs[..at].iter().all(admitted)
+                    && mine.get(at).is_some_and(admitted)
+                    && theirs.get(at).is_some_and(refused)
+            })
+        })
+    })
+}
+
+/// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0, beside a whole-capacity
+/// request on that key at the sweep's instant: a bucket is full exactly when such a request
+/// would pass. Fires when the design answers that request as the specification does (the
+/// control: its refill to that instant is right, and so is the first spend) yet removes the
+/// key where the specification keeps it, or keeps it where the specification removes it;
+/// a new key's whole-capacity request must pass and a spent key's must not (the design's
+/// admission is a fair measure of fullness). A refill slip that shows in the request fails
+/// the control; what is left is the sweep's own judgement of fullness.
+fn idle_eviction(design: Build) -> bool {
+    let controls = [
+        small(vec![allow("n", 10, 0)]),
+        small(vec![allow("n", 1, 0), allow("n", 10, 0)]),
+    ];
+    let fair = controls.iter().all(|p| {
+        last(design, p).is_some_and(|(mine, theirs)| admitted(&mine) == admitted(&theirs))
+    });
+    let cases = [
+        (10, SECOND),
+        (1, 250 * MS),
+        (1, 10 * SECOND),
+        (10, 1),
+        (1, 500 * MS),
+    ];
+    // Whether a sweep removed the one key (consistently with the key count after it).
+    let removed = |o: &[Outcome]| match (o.get(1), o.get(2)) {
+        (Some(Outcome::Evicted { removed }), Some(Outcome::KeyCount { keys }))
+            if (*removed == 1) == (*keys == 0) =>
+        {
+            Some(*removed == 1)
+        }
+        _ => None,
+    };
+    fair && cases.into_iter().any(|(spent, at)| {
+        let sweep = small(vec![
+            allow("k", spent, 0),
+            Op::EvictFull { now: at },
+            Op::KeyCount,
+        ]);
+        let full = small(vec![allow("k", spent, 0), allow("k", 10, at)]);
+        let refill_right = both(design, &full).is_some_and(|(mine, theirs)| {
+            mine.first() == theirs.first()
+                && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
+                    if decision(m).is_some() && admitted(m) == admitted(t))
+        });
+        refill_right
+            && both(design, &sweep).is_some_and(|(mine, theirs)| {
+                mine.first() == theirs.first()
+                    && matches!((removed(&mine), removed(&theirs)), (Some(m), Some(t)) if m != t)
+            })
+    })
+}
+
+/// [`Mistake::UntrackedKeys`]: a limiter built with a key bound of 0 (the specification
+/// refuses to build it), and a new key at the bound (the specification refuses it with
+/// `KeyCapacityReached`). Fires when the design builds the unbounded limiter, or serves
+/// the new key, or counts more keys than the bound. Both keys call at the same time, so no
+/// time slip reaches the answer.
+fn untracked_keys(design: Build) -> bool {
+    let unbounded = Policy::new(1, 10, 2).is_ok_and(|policy| {
+        catch_unwind(AssertUnwindSafe(|| design(policy, 0).is_ok())).unwrap_or(false)
+    });
+    let at_bound = [
+        (1, vec![allow("a", 1, 0), allow("b", 1, 0)]),
+        (
+            2,
+            vec![allow("a", 1, 0), allow("b", 1, 0), allow("c", 1, 0)],
+        ),
+        (1, vec![allow("a", 1, 0), allow("b", 1, 0), Op::KeyCount]),
+    ];
+    unbounded
+        || at_bound.into_iter().any(|(max_keys, ops)| {
+            last(design, &probe(10, 2, max_keys, ops)).is_some_and(|(mine, theirs)| {
+                match (&mine, &theirs) {
+                    (Outcome::KeyCount { keys }, Outcome::KeyCount { .. }) => *keys > max_keys,
+                    _ => {
+                        matches!(
+                            theirs,
+                            Outcome::Error(LimitError::KeyCapacityReached { .. })
+                        ) && decision(&mine).is_some()
+                    }
+                }
+            })
+        })
+}
+
+/// [`Mistake::UnguardedVersion`]: policy replacements, all at time 0, with an expected
+/// version that is not the current one, or a next version not above it. Fires when the
+/// design replaces the policy where the specification refuses with `StalePolicyVersion`.
+fn unguarded_version(design: Build) -> bool {
+    let probes = [
+        vec![replace(2, 10, 2, 1, 0), replace(3, 10, 2, 1, 0)],
+        vec![replace(1, 10, 2, 1, 0)],
+        vec![replace(2, 10, 2, 1, 0), replace(2, 10, 2, 2, 0)],
+        vec![replace(2, 10, 2, 5, 0)],
+    ];
+    probes.into_iter().any(|ops| {
+        last(design, &small(ops)).is_some_and(|(mine, theirs)| {
+            mine == Outcome::Replaced
+                && matches!(
+                    theirs,
+                    Outcome::Error(LimitError::StalePolicyVersion { .. })
+                )
+        })
+    })
+}
+
+/// Whether the design refuses a whole-capacity request on a key that spent a token at the
+/// same instant, at each capacity the cutover probes use: without a cutover, it cannot
+/// grant more than the bucket holds (a control for the cutover symptoms below).
+fn refuses_more_than_held(design: Build) -> bool {
+    [5, 10, 20, 100].into_iter().all(|capacity| {
+        let p = probe(
+            capacity,
+            2,
+            8,
+            vec![allow("k", 1, 0), allow("k", capacity, 0)],
+        );
+        last(design, &p).is_some_and(|(mine, _)| refused(&mine))
+    })
+}
+
+/// Whether the design answers every call but the last as the specification does, and
+/// admits the last where the specification refuses it.
+fn grants_more(design: Build, ops: Vec<Op>) -> bool {
+    both(design, &small(ops)).is_some_and(|(mut mine, mut theirs)| {
+        match (mine.pop(), theirs.pop()) {
+            (Some(m), Some(t)) => mine == theirs && admitted(&m) && refused(&t),
+            _ => false,
+        }
+    })
+}
+
+/// The symptom of [`Mistake::BudgetReset`]: a cutover that keeps the capacity forgets the
+/// tracked key, or a cutover to a smaller capacity lets a spent key spend more than it had
+/// (its calls before answered as specified; while without a cutover it does not:
+/// [`refuses_more_than_held`]).
+fn resets_budgets(design: Build) -> bool {
+    let forgets = last(
+        design,
+        &small(vec![
+            allow("k", 1, 0),
+            replace(2, 10, 2, 1, 0),
+            Op::KeyCount,
+        ]),
+    )
+    .is_some_and(|(mine, theirs)| match (mine, theirs) {
+        (Outcome::KeyCount { keys: m }, Outcome::KeyCount { keys: t }) => m < t,
+        _ => false,
+    });
+    let grants = grants_more(
+        design,
+        vec![allow("k", 8, 0), replace(2, 5, 2, 1, 0), allow("k", 5, 0)],
+    );
+    forgets || (grants && refuses_more_than_held(design))
+}
+
+/// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an
+/// existing key spends the whole new capacity, which the specification refuses (the worked
+/// example; and a long idle time under the old rate, then a rate no higher), its calls
+/// before answered as specified, while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller capacity
+/// settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
+fn tops_up(design: Build) -> bool {
+    let probes = [
+        vec![
+            allow("k", 10, 0),
+            replace(2, 20, 4, 1, 500 * MS),
+            allow("k", 20, 500 * MS),
+        ],
+        vec![
+            allow("k", 1, 0),
+            replace(2, 100, 1, 1, 60 * SECOND),
+            allow("k", 100, 60 * SECOND),
+        ],
+    ];
+    let grants = probes.into_iter().any(|ops| grants_more(design, ops));
+    let ceiling = 5 * u128::from(UNITS_PER_TOKEN);
+    let unclamped = run(
+        design,
+        &small(vec![allow("k", 1, 0), replace(2, 5, 2, 1, 500 * MS)]),
+    )
+    .and_then(|(_, snapshot)| snapshot)
+    .is_some_and(|s| {
+        s.buckets
+            .values()
+            .any(|b| b.last_nanos == 500 * MS && b.units > ceiling)
+    });
+    (grants && refuses_more_than_held(design)) || unclamped
+}
+
+/// [`Mistake::BudgetReset`]: [`resets_budgets`]. A correct cutover keeps every tracked key
+/// and clamps it, which never raises a balance.
+fn budget_reset(design: Build) -> bool {
+    resets_budgets(design)
+}
+
+/// [`Mistake::CapacityTopUp`]: [`tops_up`], when the design does not reset budgets (a reset
+/// grants a whole new capacity too, and is the other mistake). A correct cutover settles
+/// the old policy's credit and clamps: neither raises a balance.
+fn capacity_top_up(design: Build) -> bool {
+    !resets_budgets(design) && tops_up(design)
+}
+
+/// [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the worked
+/// example at 0.5 s) and down: the credit earned before it is the old rate's. Fires when what
+/// the design answers after the cutover differs from the specification, while the same
+/// calls without the cutover are answered as specified (the control: refill and reporting
+/// are right) and the design neither resets budgets nor tops them up (the other cutover
+/// mistakes). The capacity stays, so no clamp and no new capacity is involved.
+fn retroactive_rate(design: Build) -> bool {
+    let control = small(vec![
+        allow("k", 10, 0),
+        allow("k", 1, 500 * MS),
+        allow("k", 1, 500 * MS),
+        allow("k", 2, SECOND),
+        allow("k", 1, SECOND),
+    ]);
+    let probes = [
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 4, 1, 500 * MS),
+            allow("k", 1, 500 * MS),
+            allow("k", 1, 500 * MS),
+        ]),
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 1, 1, SECOND),
+            allow("k", 2, SECOND),
+            allow("k", 1, SECOND),
+        ]),
+    ];
+    as_specified(design, &control)
+        && !resets_budgets(design)
+        && !tops_up(design)
+        && probes.iter().any(|p| {
+            both(design, p).is_some_and(|(mine, theirs)| {
+                mine.len() == theirs.len()
+                    && mine.get(..2) == theirs.get(..2)
+                    && mine.get(2..) != theirs.get(2..)
+            })
+        })
+}
+
+/// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose
+/// units exceed `u64`, every call later than the one before. Fires when the design admits or
+/// refuses otherwise than the specification there, or reports another `whole_tokens`, while it answers the seed's
+/// trace table and a second boundary exactly as specified (the controls: refill, rounding,
+/// retry and admission are right at small quantities). Retry estimates are not compared at
+/// the extremes (the retry detector's matter).
+fn unchecked_fixed_point(design: Build) -> bool {
+    let controls = [
+        small(vec![
+            allow("k", 10, 0),
+            allow("k", 1, 250 * MS),
+            allow("k", 1, 500 * MS),
+            allow("k", 1, 750 * MS),
+            allow("k", 2, 1_750 * MS),
+        ]),
+        small(vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)]),
+    ];
+    let huge = 2 * (u64::MAX / UNITS_PER_TOKEN);
+    let extremes = [
+        probe(MAX_QUANTITY, 1, 8, at_the_extremes()),
+        probe(
+            MAX_QUANTITY,
+            MAX_QUANTITY,
+            8,
+            vec![allow("k", MAX_QUANTITY, 0), allow("k", 1, 3)],
+        ),
+        probe(huge, 2, 8, vec![allow("k", huge, 0), allow("k", 1, 1)]),
+    ];
+    controls.iter().all(|p| as_specified(design, p))
+        && extremes.iter().any(|p| {
+            both(design, p).is_some_and(|(mine, theirs)| {
+                mine.iter()
+                    .zip(&theirs)
+                    .any(|(m, t)| match (decision(m), decision(t)) {
+                        (Some(m), Some(t)) => {
+                            m.allowed != t.allowed || m.whole_tokens != t.whole_tokens
+                        }
+                        _ => false,
+                    })
+            })
+        })
+}
+
+/// One detector: the mistake it names and the probe that decides whether it fires.
+struct Detector {
+    mistake: Mistake,
+    fires: fn(Build) -> bool,
+}
+
+/// Every detector, one per sequential mistake the seed names, in the order of
+/// [`Mistake::ALL`].
+const DETECTORS: [Detector; 14] = [
+    Detector {
+        mistake: Mistake::WindowReset,
+        fires: window_reset,
+    },
+    Detector {
+        mistake: Mistake::NewKeyNotFull,
+        fires: new_key_not_full,
+    },
+    Detector {
+        mistake: Mistake::DroppedFraction,
+        fires: dropped_fraction,
+    },
+    Detector {
+        mistake: Mistake::RetryEstimate,
+        fires: retry_estimate,
+    },
+    Detector {
+        mistake: Mistake::UncheckedFixedPoint,
+        fires: unchecked_fixed_point,
+    },
+    Detector {
+        mistake: Mistake::StaleTime,
+        fires: stale_time,
+    },
+    Detector {
+        mistake: Mistake::InputValidation,
+        fires: input_validation,
+    },
+    Detector {
+        mistake: Mistake::MutationBeforeValidation,
+        fires: mutation_before_validation,
+    },
+    Detector {
+        mistake: Mistake::IdleEviction,
+        fires: idle_eviction,
+    },
+    Detector {
+        mistake: Mistake::UntrackedKeys,
+        fires: untracked_keys,
+    },
+    Detector {
+        mistake: Mistake::RetroactiveRate,
+        fires: retroactive_rate,
+    },
+    Detector {
+        mistake: Mistake::CapacityTopUp,
+        fires: capacity_top_up,
+    },
+    Detector {
+        mistake: Mistake::UnguardedVersion,
+        fires: unguarded_version,
+    },
+    Detector {
+        mistake: Mistake::BudgetReset,
+        fires: budget_reset,
+    },
+];
+
+/// The mistakes whose detectors fire on `design`, in the order of [`Mistake::ALL`].
+pub(crate) fn firing(design: Build) -> Vec<Mistake> {
+    DETECTORS
+        .iter()
+        .filter(|d| (d.fires)(design))
+        .map(|d| d.mistake)
+        .collect()
+}
+
+/// The one mistake the detectors find in `design`: `None` when none fires, or when
+/// detectors of different mistakes fire (the evidence then contradicts itself).
+pub(crate) fn detected(design: Build) -> Option<Mistake> {
+    let fired = firing(design);
+    let first = *fired.first()?;
+    fired.iter().all(|m| *m == first).then_some(first)
+}
+
+#[cfg(all(test, not(loom), not(feature = "shuttle")))]
+mod tests {
+    use super::*;
+    use crate::suite::host::subject::boxed;
+
+    /// The proof that detectors never name a mistake a design does not make: on every
+    /// correct design of the catalog (and the reference and the specification) no detector
+    /// fires, and on every catalogued wrong design every detector that fires is its own
+    /// mistake's. Prints which wrong designs each detector names.
+    #[test]
+    fn every_detector_that_fires_names_the_designs_own_mistake() {
+        let mut problems = Vec::new();
+        for m in Mistake::ALL {
+            let detectors = DETECTORS.iter().filter(|d| d.mistake == m).count();
+            if detectors != usize::from(!m.is_race()) {
+                problems.push(format!("{m:?} has {detectors} detectors"));
+            }
+        }
+        let correct: Vec<(&str, Build)> = ratelimit_lab_catalog::DESIGNS
+            .iter()
+            .filter(|d| matches!(d.verdict, crate::catalog::Verdict::Correct))
+            .map(|d| (d.name, d.build))
+            .chain([
+                (
+                    "TokenBucket",
+                    boxed::<crate::reference::TokenBucket> as Build,
+                ),
+                ("ShardedBucket", boxed::<crate::reference::ShardedBucket>),
+                ("Specification", spec),
+            ])
+            .collect();
+        assert!(correct.len() >= 10, "{}", correct.len());
+        for (name, build) in correct {
+            let fired = firing(build);
+            if !fired.is_empty() {
+                problems.push(format!("{name} (correct): {fired:?} fired"));
+            }
+        }
+        let mut named = 0;
+        for s in crate::catalog::suspects() {
+            let fired = firing(s.build);
+            if fired.iter().any(|m| *m != s.mistake) {
+                problems.push(format!("{} ({:?}): {fired:?} fired", s.name, s.mistake));
+            }
+            if detected(s.build) == Some(s.mistake) {
+                named += 1;
+            }
+            println!("{} ({:?}): {fired:?}", s.name, s.mistake);
+        }
+        println!("detected: {named} of {}", crate::catalog::suspects().len());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+}
