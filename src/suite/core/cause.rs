@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::model::{Op, Outcome};
-use crate::{Invariant, LimitError};
+use crate::{Invariant, LimitError, Mistake};
 
 /// What a failure's first difference from the specification is: the call, the quantity and
 /// the direction (`allow returned retry_after_nanos below the specification's`), and the
@@ -49,6 +49,35 @@ impl Cause {
             about_keys: true,
             ..Cause::new(what)
         }
+    }
+
+    /// The cause of a concurrent counterexample that shows the race `mistake` (the calls
+    /// racing in its shrunk scenario name it): what broke, and the invariant it breaks. Two
+    /// concurrency checks that find the same race fail for the same cause. `None` for a
+    /// mistake that is not a race.
+    pub fn of_race(mistake: Mistake) -> Option<Cause> {
+        Some(match mistake {
+            Mistake::DoubleSpend => Cause::breaking(
+                "concurrent spends of one bucket are not one atomic decision",
+                Invariant::I2,
+            ),
+            Mistake::SplitEviction => Cause::breaking(
+                "evict_full and a concurrent spend interleave inside each other",
+                Invariant::I3,
+            ),
+            Mistake::SplitCutover => Cause::breaking(
+                "replace_policy and a concurrent spend interleave inside each other",
+                Invariant::I4,
+            ),
+            Mistake::SplitKeyBound => Cause::breaking(
+                "concurrent new keys are tracked past max_keys",
+                Invariant::I3,
+            ),
+            Mistake::SplitTimeCheck => Cause::new(
+                "a concurrent call's time check and the observed time's update interleave",
+            ),
+            _ => return None,
+        })
     }
 
     /// `call` returned `quantity` above the specification's (`above`) or below it.

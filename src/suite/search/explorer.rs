@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::model::Op;
 use crate::suite::core::backend::Backend;
+use crate::suite::core::cause::Cause;
 use crate::suite::core::failure::Failure;
 use crate::suite::host::runtime::{in_execution, on_large_stack, run_controlled, searches, Search};
 use crate::suite::oracle::sequential::already_wrong;
@@ -88,7 +89,10 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
     let failure = Failure::new(summary);
     let history = found.ran.as_ref().map(|r| r.history.as_slice());
     let failure = match race_mistake(&shrunk, history) {
-        Some(mistake) => failure.resembling(mistake),
+        Some(mistake) => match Cause::of_race(mistake) {
+            Some(cause) => failure.resembling(mistake).because(cause),
+            None => failure.resembling(mistake),
+        },
         None => failure,
     };
     Err(failure.with_detail(format!(
