@@ -137,6 +137,19 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
         (&failure.resembles, true)
     };
     if evidence.is_empty() {
+        // No catalogued design reproduces or resembles the trace: a mistake the probes of
+        // its symptom find on the design itself is named, unless the check saw another.
+        if let Some(d) = failure
+            .detected
+            .filter(|d| failure.seen.is_none_or(|m| m == *d))
+        {
+            failure.mistake = Some(d);
+            let note = "Probes run on the design itself find the symptom of the mistake below.";
+            failure.detail = Some(match failure.detail.take() {
+                Some(detail) if !detail.is_empty() => format!("{detail}\n{note}"),
+                _ => note.to_owned(),
+            });
+        }
         return failure;
     }
     // A mistake the check saw directly (an error that changed the state, a key count above
