@@ -49,10 +49,7 @@ fn replay(subject: Subject, fixture: &Fixture) -> Check {
                 lesson.push_str(&format!("\nthe lesson says: {words}"));
             }
             lesson.push_str(&format!("\nfrom the lesson: {}", fixture.seed));
-            failure.detail = Some(match failure.detail.take() {
-                Some(d) if !d.is_empty() => format!("{d}\n{lesson}"),
-                _ => lesson,
-            });
+            failure.push_detail(&lesson);
             failure
         };
         let mut got = probe.run(step.op.clone()).map_err(in_words)?;

@@ -134,12 +134,16 @@ impl Failure {
 
     /// Adds where the design's first panic happened (a `file:line:column`) to the detail.
     pub fn with_panic_place(mut self, place: &str) -> Failure {
-        let line = format!("the first panic happened at {place}");
-        self.detail = Some(match self.detail.take() {
-            Some(d) if !d.is_empty() => format!("{d}\n{line}"),
-            _ => line,
-        });
+        self.push_detail(&format!("the first panic happened at {place}"));
         self
+    }
+
+    /// Appends `text` to the detail, on a line of its own after what is there.
+    pub(crate) fn push_detail(&mut self, text: &str) {
+        self.detail = Some(match self.detail.take() {
+            Some(d) if !d.is_empty() => format!("{d}\n{text}"),
+            _ => text.to_owned(),
+        });
     }
 
     /// Attaches its cause.

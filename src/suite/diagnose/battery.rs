@@ -15,7 +15,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::model::{ModelLimiter, Op, Outcome};
-use crate::{LimitError, Limiter, Policy, MAX_QUANTITY};
+use crate::{LimitError, Limiter, Policy, Snapshot, MAX_QUANTITY};
 
 use crate::model::same_state::balances;
 use crate::suite::diagnose::signature::signature;
@@ -268,30 +268,42 @@ enum Read {
     Unclamped,
 }
 
-fn behave(build: Build, p: &Trial, read: Read) -> Behaviour {
+/// What `build` does on `ops` under `policy`: each call's outcome, and its snapshot at the
+/// end. `None` when it could not be built or panicked: no evidence.
+pub(super) fn run_calls(
+    build: Build,
+    policy: Policy,
+    max_keys: usize,
+    ops: &[Op],
+) -> Option<(Vec<Outcome>, Option<Snapshot>)> {
     catch_unwind(AssertUnwindSafe(|| {
-        let limiter = build(p.policy, p.max_keys).ok()?;
-        let outcomes = p.ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
-        let stored = limiter.snapshot().map(|s| match read {
-            Read::Clamped => balances(&s)
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
-            Read::Unclamped => s
-                .buckets
-                .iter()
-                .map(|(k, b)| {
-                    let elapsed = s.observed_nanos.saturating_sub(b.last_nanos);
-                    let rate = u128::from(s.policy.tokens_per_second());
-                    let earned = u128::from(elapsed).saturating_mul(rate);
-                    (k.clone(), b.units.saturating_add(earned))
-                })
-                .collect(),
-        });
-        Some((outcomes, stored))
+        let limiter = build(policy, max_keys).ok()?;
+        let outcomes = ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
+        Some((outcomes, limiter.snapshot()))
     }))
     .ok()
     .flatten()
+}
+
+fn behave(build: Build, p: &Trial, read: Read) -> Behaviour {
+    let (outcomes, snapshot) = run_calls(build, p.policy, p.max_keys, &p.ops)?;
+    let stored = snapshot.map(|s| match read {
+        Read::Clamped => balances(&s)
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        Read::Unclamped => s
+            .buckets
+            .iter()
+            .map(|(k, b)| {
+                let elapsed = s.observed_nanos.saturating_sub(b.last_nanos);
+                let rate = u128::from(s.policy.tokens_per_second());
+                let earned = u128::from(elapsed).saturating_mul(rate);
+                (k.clone(), b.units.saturating_add(earned))
+            })
+            .collect(),
+    });
+    Some((outcomes, stored))
 }
 
 /// Whether two behaviours differ, comparing stored balances only when both report them.

@@ -24,7 +24,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::model::{Op, Outcome};
 use crate::{Decision, LimitError, Mistake, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN};
 
-use crate::suite::diagnose::battery::{allow, at_the_extremes, replace, spec, MS, SECOND};
+use crate::suite::diagnose::battery::{
+    allow, at_the_extremes, replace, run_calls, spec, MS, SECOND,
+};
 use crate::suite::host::subject::Build;
 
 /// One probe: a limiter built with version 1 of a capacity and a rate and with a key bound,
@@ -60,13 +62,7 @@ fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Probe {
 /// when it could not be built or panicked: no evidence.
 fn run(build: Build, p: &Probe) -> Option<(Vec<Outcome>, Option<Snapshot>)> {
     let policy = Policy::new(1, p.capacity, p.rate).ok()?;
-    catch_unwind(AssertUnwindSafe(|| {
-        let limiter = build(policy, p.max_keys).ok()?;
-        let outcomes = p.ops.iter().map(|op| op.run_on(limiter.as_ref())).collect();
-        Some((outcomes, limiter.snapshot()))
-    }))
-    .ok()
-    .flatten()
+    run_calls(build, policy, p.max_keys, &p.ops)
 }
 
 /// The outcomes of a design on a probe.

@@ -144,11 +144,9 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
             .filter(|d| failure.seen.is_none_or(|m| m == *d))
         {
             failure.mistake = Some(d);
-            let note = "Probes run on the design itself find the symptom of the mistake below.";
-            failure.detail = Some(match failure.detail.take() {
-                Some(detail) if !detail.is_empty() => format!("{detail}\n{note}"),
-                _ => note.to_owned(),
-            });
+            failure.push_detail(
+                "Probes run on the design itself find the symptom of the mistake below.",
+            );
         }
         return failure;
     }
@@ -201,10 +199,7 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
             }
         }
     }
-    failure.detail = Some(match failure.detail.take() {
-        Some(d) if !d.is_empty() => format!("{d}\n{note}"),
-        _ => note,
-    });
+    failure.push_detail(&note);
     failure
 }
 

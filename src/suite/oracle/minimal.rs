@@ -101,12 +101,8 @@ pub(crate) fn shrunk(subject: Subject, failure: Failure) -> Failure {
     } else {
         "(the check's own trace, with its numbers simplified where the failure stays)".to_string()
     };
-    let detail = match best.detail.take() {
-        Some(d) if !d.is_empty() => format!("{d}\n{note}"),
-        _ => note,
-    };
+    best.push_detail(&note);
     Failure {
-        detail: Some(detail),
         mistake: best.mistake.or(failure.mistake),
         ..best
     }

@@ -86,15 +86,12 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
             found.execution, found.search
         )
     };
-    let failure = Failure::new(summary);
+    let mut failure = Failure::new(summary);
     let history = found.ran.as_ref().map(|r| r.history.as_slice());
-    let failure = match race_mistake(&shrunk, history) {
-        Some(mistake) => match Cause::of_race(mistake) {
-            Some(cause) => failure.resembling(mistake).because(cause),
-            None => failure.resembling(mistake),
-        },
-        None => failure,
-    };
+    if let Some(mistake) = race_mistake(&shrunk, history) {
+        failure = failure.resembling(mistake);
+        failure.cause = Cause::of_race(mistake);
+    }
     Err(failure.with_detail(format!(
         "{} threads and {} calls{smaller}:\n{}\n{}{replay}",
         shrunk.threads.len(),

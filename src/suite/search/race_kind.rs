@@ -21,25 +21,11 @@ use crate::suite::search::scenario::Scenario;
 /// `history` is the failing execution's, when it ran to the end.
 pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
     let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
-    let evicts = |op: &Op| matches!(op, Op::EvictFull { .. });
-    let cuts_over = |op: &Op| matches!(op, Op::ReplacePolicy { .. });
-    for (races_a_spend, split) in [
-        (&evicts as &dyn Fn(&Op) -> bool, Mistake::SplitEviction),
-        (&cuts_over, Mistake::SplitCutover),
-    ] {
-        if racing.iter().any(|op| races_a_spend(op)) {
-            // The history can say which call was split: one that ran whole inside another
-            // call and saw it half done. An eviction (a cutover) inside a spend, and no spend
-            // inside an eviction (a cutover), is a spend in two critical sections.
-            let split_spend = history.is_some_and(|h| {
-                spans(h, is_allow, races_a_spend) && !spans(h, races_a_spend, is_allow)
-            });
-            return Some(if split_spend {
-                Mistake::DoubleSpend
-            } else {
-                split
-            });
-        }
+    if racing.iter().any(|op| evicts(op)) {
+        return Some(split_call(history, evicts, Mistake::SplitEviction));
+    }
+    if racing.iter().any(|op| cuts_over(op)) {
+        return Some(split_call(history, cuts_over, Mistake::SplitCutover));
     }
     let key = |op: &&Op| match op {
         Op::Allow { key, .. } => Some(key.clone()),
@@ -76,6 +62,28 @@ pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Op
 
 fn is_allow(op: &Op) -> bool {
     matches!(op, Op::Allow { .. })
+}
+
+fn evicts(op: &Op) -> bool {
+    matches!(op, Op::EvictFull { .. })
+}
+
+fn cuts_over(op: &Op) -> bool {
+    matches!(op, Op::ReplacePolicy { .. })
+}
+
+/// Which call of a race between spends and the calls `other` selects was split: the history
+/// can say, when one call ran whole inside another and saw it half done. An eviction (a
+/// cutover) inside a spend, and no spend inside an eviction (a cutover), is a spend in two
+/// critical sections, the double spend; otherwise `split`, the other call's own race.
+fn split_call(history: Option<&[Event]>, other: fn(&Op) -> bool, split: Mistake) -> Mistake {
+    let split_spend =
+        history.is_some_and(|h| spans(h, is_allow, other) && !spans(h, other, is_allow));
+    if split_spend {
+        Mistake::DoubleSpend
+    } else {
+        split
+    }
 }
 
 /// Whether a call `outer` selects was invoked before and returned after a call of another
