@@ -27,7 +27,8 @@ pub enum Mistake {
     DoubleSpend,
     /// Evict any idle/LRU key under memory pressure.
     IdleEviction,
-    /// Silently grant, or forget, requests for keys beyond the bound.
+    /// Keep the key bound wrong: serve a new key beyond it (silently, untracked), refuse a
+    /// tracked key at it, or count a key that is gone.
     UntrackedKeys,
     /// Decide which buckets are full and delete them in separate critical sections.
     SplitEviction,
@@ -85,7 +86,7 @@ impl Mistake {
             Mistake::MutationBeforeValidation => "Reject invalid input or time reversal before mutation",
             Mistake::DoubleSpend => "Read one token in two threads, then both write zero",
             Mistake::IdleEviction => "Evict any idle/LRU key under memory pressure",
-            Mistake::UntrackedKeys => "Do not silently grant untracked requests",
+            Mistake::UntrackedKeys => "At maxKeys, a new key is rejected with an explicit capacity error. Existing keys continue to work.",
             Mistake::SplitEviction => "The shared monitor prevents a concurrent consumption between the check and deletion",
             Mistake::SplitCutover => "Publish map, policy and observedTime together under the monitor",
             Mistake::RetroactiveRate => "Changing rate two→four at 0.5s incorrectly credits two tokens",
@@ -125,8 +126,8 @@ impl Mistake {
             Mistake::InputValidation => "A key is blank when every character is white space in the contract's sense (ratelimit_lab::is_blank_key, Java's isBlank: U+001C–U+001F count, no-break spaces do not); a cost must be in 1..=capacity; both are errors, not rejections.",
             Mistake::MutationBeforeValidation => "Check key, then cost, then time, then key capacity, and return the first error before touching any state.",
             Mistake::DoubleSpend => "Do lookup, refill, comparison, deduction and write under one lock acquisition: a read in one critical section and a write in another lets two callers spend the same token.",
-            Mistake::IdleEviction => "evict_full drops exactly the buckets whose balance refilled to now equals capacity (every one of them, no other), checked and removed under the same lock that allow takes.",
-            Mistake::UntrackedKeys => "At max_keys a new key gets KeyCapacityReached (existing keys keep working); never admit it untracked and never evict a non-full bucket to make room.",
+            Mistake::IdleEviction => "evict_full drops exactly the buckets whose balance refilled to now equals capacity (every one of them, no other), checked and removed under the same lock that allow takes; allow never drops a bucket to make room (at max_keys a new key gets KeyCapacityReached).",
+            Mistake::UntrackedKeys => "At max_keys a new key, and only a new key, gets KeyCapacityReached: tracked keys keep working, and a key evict_full removed frees its place (key_count is the number of buckets held). Never admit a key untracked, and never evict a non-full bucket to make room.",
             Mistake::SplitEviction => "Check fullness and remove in one critical section, the one allow also takes: a bucket listed as full and spent before its removal must not be dropped.",
             Mistake::SplitCutover => "Validate, refill under the old policy, clamp, and publish the map, policy and observed time in one critical section; a spend between a copy and its publication is otherwise undone.",
             Mistake::RetroactiveRate => "At cutover, first refill every bucket to now under the OLD rate and capacity, then clamp to the new capacity; only later time earns at the new rate.",

@@ -220,6 +220,13 @@ fn battery() -> Vec<Trial> {
                 Op::KeyCount,
             ],
         ),
+        // The key bound holds a spent key: a new key at the bound does not displace it.
+        trial(
+            10,
+            2,
+            1,
+            vec![allow("a", 10, 0), allow("b", 1, 0), allow("a", 1, 0)],
+        ),
         // Versions: a stale administrator cannot overwrite a newer policy.
         trial(
             10,
@@ -387,7 +394,7 @@ mod tests {
     fn every_probe_of_the_battery_is_built() {
         assert_eq!(
             battery().len(),
-            13,
+            14,
             "a trial with an invalid policy was dropped"
         );
     }

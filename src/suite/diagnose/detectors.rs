@@ -21,6 +21,7 @@
 use std::mem::discriminant;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::model::same_state::balances;
 use crate::model::{Op, Outcome};
 use crate::{Decision, LimitError, Mistake, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN};
 
@@ -338,6 +339,14 @@ fn new_key_not_full(design: Build) -> bool {
 /// - **`whole_tokens` not the floor of the balance.** On the trace table's spent bucket,
 ///   every call admitted or refused as specified and every `retry_after_nanos` exact (which
 ///   pins the balance the decision reports), but a `whole_tokens` different.
+/// - **The snapshot drops the fraction.** A bucket refilled part of a token, every call
+///   answered exactly as specified, but the design's snapshot gives the key, at the same
+///   observed time, the specification's balance without its fraction: whole tokens counted
+///   in units, or the number of whole tokens itself.
+/// - **A cutover drops the fraction.** 1.5 tokens at a cutover that keeps the capacity and
+///   the rate, one token spent right after it as specified (so the whole token survived the
+///   cutover), and the half left refused once it has refilled to a whole token, while the
+///   same calls without the cutover are answered as specified.
 fn dropped_fraction(design: Build) -> bool {
     let control = small(vec![
         allow("k", 10, 0),
@@ -386,15 +395,68 @@ fn dropped_fraction(design: Build) -> bool {
             })
         })
     });
-    lost || misreported
+    // The key's balance at the observed time in the design's and the specification's
+    // snapshots, when every call was answered as specified and the policy and observed time
+    // agree.
+    let stored = |ops: Vec<Op>| {
+        let p = small(ops);
+        match (run(design, &p), run(spec, &p)) {
+            (Some((mo, Some(ms))), Some((to, Some(ts))))
+                if mo == to && (ms.policy, ms.observed_nanos) == (ts.policy, ts.observed_nanos) =>
+            {
+                Some((*balances(&ms).get("k")?, *balances(&ts).get("k")?))
+            }
+            _ => None,
+        }
+    };
+    let unit = u128::from(UNITS_PER_TOKEN);
+    // 6.5 tokens, then 7: the design reports both in one scale (units, or whole tokens),
+    // the whole balance exactly and the other without its half.
+    let fraction = stored(vec![allow("k", 3, 0), allow("k", 1, 250 * MS)]);
+    let whole = stored(vec![allow("k", 3, 0), allow("k", 1, 500 * MS)]);
+    let drops_from_snapshot = match (fraction, whole) {
+        (Some((mf, tf)), Some((mw, tw))) => [1, unit]
+            .into_iter()
+            .any(|scale| mw * scale == tw && mf * scale == tf / unit * unit && mf * scale != tf),
+        _ => false,
+    };
+    // 1.5 tokens at a cutover to the same capacity and rate, one spent at once, the half
+    // left refilled to one.
+    let cut = small(vec![
+        allow("k", 10, 0),
+        replace(2, 10, 2, 1, 750 * MS),
+        allow("k", 1, 750 * MS),
+        allow("k", 1, SECOND),
+    ]);
+    let uncut = small(vec![
+        allow("k", 10, 0),
+        allow("k", 1, 750 * MS),
+        allow("k", 1, SECOND),
+    ]);
+    let floors_at_cutover = as_specified(design, &uncut)
+        && both(design, &cut).is_some_and(|(mine, theirs)| {
+            mine.get(..3) == theirs.get(..3)
+                && matches!((mine.get(3), theirs.get(3)), (Some(m), Some(t)) if refused(m) && admitted(t))
+        });
+    lost || misreported || drops_from_snapshot || floors_at_cutover
 }
 
-/// [`Mistake::RetryEstimate`]: `retry_after_nanos` right after a spend at the same instant
-/// (no time elapsed, so no refill slip can reach the balance it is computed from), with and
-/// without credit left, an inexact division, an admission, and a full bucket. Fires when the
-/// first call the design answers otherwise than the specification is admitted or refused
-/// as specified with the same `whole_tokens` but another `retry_after_nanos`, or is refused
-/// with a retry of 0 (which promises admission now, and the specification never returns).
+/// [`Mistake::RetryEstimate`], two symptoms.
+///
+/// - **Off where no refill is involved.** `retry_after_nanos` right after a spend at the
+///   same instant (no time elapsed, so no refill slip can reach the balance it is computed
+///   from), with and without credit left, an inexact division, an admission, a full bucket,
+///   and the largest capacity at rate 1 (a wait beyond `MAX_QUANTITY` nanoseconds, which
+///   saturates there). Fires when the first call the design answers otherwise than the
+///   specification is admitted or refused as specified with the same `whole_tokens` but
+///   another `retry_after_nanos`, or is refused with a retry of 0 (which promises admission
+///   now, and the specification never returns).
+/// - **Off from a fractional balance.** A spent bucket asked for a token part-way through
+///   its refill: the design refuses it as specified, and its own later admissions bracket
+///   the specification's retry (the same request passes at `now + retry` and not one
+///   nanosecond earlier, so the design's balance grows exactly as specified), yet it
+///   estimates another retry. The estimate disagrees with the design's own refill: the
+///   formula is at fault, not the balance.
 fn retry_estimate(design: Build) -> bool {
     let probes = [
         small(vec![allow("k", 10, 0), allow("k", 1, 0)]),
@@ -402,8 +464,14 @@ fn retry_estimate(design: Build) -> bool {
         small(vec![allow("k", 4, 0), allow("k", 6, 0)]),
         small(vec![allow("k", 10, 0)]),
         probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 0)]),
+        probe(
+            MAX_QUANTITY,
+            1,
+            8,
+            vec![allow("k", MAX_QUANTITY, 0), allow("k", MAX_QUANTITY, 0)],
+        ),
     ];
-    probes.iter().any(|p| {
+    let at_once = probes.iter().any(|p| {
         both(design, p).is_some_and(|(mine, theirs)| {
             let first = mine.iter().zip(&theirs).find(|(m, t)| m != t);
             match first.map(|(m, t)| (decision(m), decision(t))) {
@@ -416,7 +484,43 @@ fn retry_estimate(design: Build) -> bool {
                 _ => false,
             }
         })
-    })
+    });
+    // (capacity, rate, spent at 0, cost asked, asked at)
+    let partial = [
+        (10, 2, 10, 1, 250 * MS),
+        (10, 2, 10, 3, 375 * MS),
+        (1, 3, 1, 1, 100 * MS),
+    ];
+    let from_fraction = partial
+        .into_iter()
+        .any(|(capacity, rate, spent, cost, at)| {
+            let ops = |then: Option<u64>| {
+                let mut ops = vec![allow("k", spent, 0), allow("k", cost, at)];
+                ops.extend(then.map(|t| allow("k", cost, t)));
+                probe(capacity, rate, 8, ops)
+            };
+            let Some((mine, theirs)) = both(design, &ops(None)) else {
+                return false;
+            };
+            let (Some(m), Some(t)) = (
+                mine.get(1).and_then(decision),
+                theirs.get(1).and_then(decision),
+            ) else {
+                return false;
+            };
+            let due = at.saturating_add(t.retry_after_nanos);
+            let brackets = !t.allowed
+                && t.retry_after_nanos > 0
+                && last(design, &ops(Some(due - 1)))
+                    .is_some_and(|(m, t)| refused(&m) && refused(&t))
+                && last(design, &ops(Some(due))).is_some_and(|(m, t)| admitted(&m) && admitted(&t));
+            mine.first() == theirs.first()
+                && brackets
+                && !m.allowed
+                && m.whole_tokens == t.whole_tokens
+                && m.retry_after_nanos != t.retry_after_nanos
+        });
+    at_once || from_fraction
 }
 
 /// [`Mistake::WindowReset`]: one key, calls in time order, every call before the last
@@ -463,7 +567,9 @@ fn window_reset(design: Build) -> bool {
 /// key where the specification keeps it, or keeps it where the specification removes it;
 /// a new key's whole-capacity request must pass and a spent key's must not (the design's
 /// admission is a fair measure of fullness). A refill slip that shows in the request fails
-/// the control; what is left is the sweep's own judgement of fullness.
+/// the control; what is left is the sweep's own judgement of fullness. Also fires when a new
+/// key at the bound is served, the calls before it answered as specified, and a spent key is
+/// gone from the design's snapshot: evicted under memory pressure, whatever its balance.
 fn idle_eviction(design: Build) -> bool {
     let controls = [
         small(vec![allow("n", 10, 0)]),
@@ -488,31 +594,58 @@ fn idle_eviction(design: Build) -> bool {
         }
         _ => None,
     };
-    fair && cases.into_iter().any(|(spent, at)| {
-        let sweep = small(vec![
-            allow("k", spent, 0),
-            Op::EvictFull { now: at },
-            Op::KeyCount,
-        ]);
-        let full = small(vec![allow("k", spent, 0), allow("k", 10, at)]);
-        let refill_right = both(design, &full).is_some_and(|(mine, theirs)| {
-            mine.first() == theirs.first()
-                && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
+    let makes_room = [
+        (1, vec![allow("a", 10, 0), allow("b", 1, 0)]),
+        (
+            2,
+            vec![allow("a", 10, 0), allow("b", 10, 0), allow("c", 1, 0)],
+        ),
+    ]
+    .into_iter()
+    .any(|(max_keys, ops)| {
+        let p = probe(10, 2, max_keys, ops);
+        both(design, &p).is_some_and(|(mut mine, mut theirs)| match (mine.pop(), theirs.pop()) {
+            (Some(m), Some(t)) => {
+                mine == theirs
+                    && admitted(&m)
+                    && key_capacity_reached(&t)
+                    && drops_a_key(design, &p)
+            }
+            _ => false,
+        })
+    });
+    makes_room
+        || fair
+            && cases.into_iter().any(|(spent, at)| {
+                let sweep = small(vec![
+                    allow("k", spent, 0),
+                    Op::EvictFull { now: at },
+                    Op::KeyCount,
+                ]);
+                let full = small(vec![allow("k", spent, 0), allow("k", 10, at)]);
+                let refill_right = both(design, &full).is_some_and(|(mine, theirs)| {
+                    mine.first() == theirs.first()
+                        && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
                     if decision(m).is_some() && admitted(m) == admitted(t))
-        });
-        refill_right
+                });
+                refill_right
             && both(design, &sweep).is_some_and(|(mine, theirs)| {
                 mine.first() == theirs.first()
                     && matches!((removed(&mine), removed(&theirs)), (Some(m), Some(t)) if m != t)
             })
-    })
+            })
 }
 
-/// [`Mistake::UntrackedKeys`]: a limiter built with a key bound of 0 (the specification
-/// refuses to build it), and a new key at the bound (the specification refuses it with
-/// `KeyCapacityReached`). Fires when the design builds the unbounded limiter, or serves
-/// the new key, or counts more keys than the bound. Both keys call at the same time, so no
-/// time slip reaches the answer.
+/// [`Mistake::UntrackedKeys`]: the key bound kept wrong, four symptoms. A limiter built with a
+/// key bound of 0 (the specification refuses to build it); a new key at the bound (the
+/// specification refuses it with `KeyCapacityReached`); a tracked key at the bound (the
+/// specification serves it); a sweep that removes the only key, as specified, followed by
+/// the key count or by a new key (the bound has room again). Fires when the design builds
+/// the unbounded limiter, serves the new key while it keeps every tracked key (one it drops to
+/// make room is [`idle_eviction`]'s), counts more keys than the bound, refuses the
+/// tracked key or the new key after the sweep with `KeyCapacityReached`, or counts a removed
+/// key. Every call at the bound is at the same time, so no time slip reaches the answer; the
+/// sweep comes long after the key's last spend, so any refill leaves it full.
 fn untracked_keys(design: Build) -> bool {
     let unbounded = Policy::new(1, 10, 2).is_ok_and(|policy| {
         catch_unwind(AssertUnwindSafe(|| design(policy, 0).is_ok())).unwrap_or(false)
@@ -524,21 +657,55 @@ fn untracked_keys(design: Build) -> bool {
             vec![allow("a", 1, 0), allow("b", 1, 0), allow("c", 1, 0)],
         ),
         (1, vec![allow("a", 1, 0), allow("b", 1, 0), Op::KeyCount]),
+        (1, vec![allow("a", 1, 0), allow("a", 1, 0)]),
+        (
+            2,
+            vec![allow("a", 1, 0), allow("b", 1, 0), allow("a", 1, 0)],
+        ),
     ];
-    unbounded
-        || at_bound.into_iter().any(|(max_keys, ops)| {
-            last(design, &probe(10, 2, max_keys, ops)).is_some_and(|(mine, theirs)| {
-                match (&mine, &theirs) {
-                    (Outcome::KeyCount { keys }, Outcome::KeyCount { .. }) => *keys > max_keys,
-                    _ => {
-                        matches!(
-                            theirs,
-                            Outcome::Error(LimitError::KeyCapacityReached { .. })
-                        ) && decision(&mine).is_some()
-                    }
-                }
-            })
+    let served = at_bound.into_iter().any(|(max_keys, ops)| {
+        let p = probe(10, 2, max_keys, ops);
+        last(design, &p).is_some_and(|(mine, theirs)| match (&mine, &theirs) {
+            (Outcome::KeyCount { keys }, Outcome::KeyCount { .. }) => *keys > max_keys,
+            _ => {
+                (matches!(
+                    theirs,
+                    Outcome::Error(LimitError::KeyCapacityReached { .. })
+                ) && decision(&mine).is_some()
+                    && !drops_a_key(design, &p))
+                    || (decision(&theirs).is_some() && key_capacity_reached(&mine))
+            }
         })
+    });
+    let swept = [Op::KeyCount, allow("b", 1, 10 * SECOND)];
+    let miscounted = swept.into_iter().any(|after| {
+        let ops = vec![allow("a", 1, 0), Op::EvictFull { now: 10 * SECOND }, after];
+        both(design, &probe(10, 2, 1, ops)).is_some_and(|(mine, theirs)| {
+            mine.get(..2) == theirs.get(..2)
+                && match (mine.get(2), theirs.get(2)) {
+                    (Some(Outcome::KeyCount { keys: m }), Some(Outcome::KeyCount { keys: t })) => {
+                        m > t
+                    }
+                    (Some(m), Some(t)) => admitted(t) && key_capacity_reached(m),
+                    _ => false,
+                }
+        })
+    });
+    unbounded || served || miscounted
+}
+
+/// Whether the design's snapshot after a probe lacks a key the specification's holds.
+fn drops_a_key(design: Build, p: &Probe) -> bool {
+    match (run(design, p), run(spec, p)) {
+        (Some((_, Some(mine))), Some((_, Some(theirs)))) => {
+            theirs.buckets.keys().any(|k| !mine.buckets.contains_key(k))
+        }
+        _ => false,
+    }
+}
+
+fn key_capacity_reached(o: &Outcome) -> bool {
+    matches!(o, Outcome::Error(LimitError::KeyCapacityReached { .. }))
 }
 
 /// [`Mistake::UnguardedVersion`]: policy replacements, all at time 0, with an expected
@@ -652,10 +819,12 @@ fn budget_reset(design: Build) -> bool {
 }
 
 /// [`Mistake::CapacityTopUp`]: [`tops_up`], when the design does not reset budgets (a reset
-/// grants a whole new capacity too, and is the other mistake). A correct cutover settles
+/// grants a whole new capacity too, and is the other mistake) and grants no more than the
+/// specification without a cutover ([`window_reset`]'s symptom: a balance above the
+/// capacity, which a cutover to a larger capacity then only lets through). A correct cutover settles
 /// the old policy's credit and clamps: neither raises a balance.
 fn capacity_top_up(design: Build) -> bool {
-    !resets_budgets(design) && tops_up(design)
+    !resets_budgets(design) && !window_reset(design) && tops_up(design)
 }
 
 /// [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the worked
@@ -702,7 +871,8 @@ fn retroactive_rate(design: Build) -> bool {
 /// units exceed `u64`, every call later than the one before. Fires when the design admits or
 /// refuses otherwise than the specification there, or reports another `whole_tokens`, while it answers the seed's
 /// trace table and a second boundary exactly as specified (the controls: refill, rounding,
-/// retry and admission are right at small quantities). Retry estimates are not compared at
+/// retry and admission are right at small quantities), or panics there (an overflow in a
+/// debug build) where it builds. A correct design never panics. Retry estimates are not compared at
 /// the extremes (the retry detector's matter).
 fn unchecked_fixed_point(design: Build) -> bool {
     let controls = [
@@ -726,18 +896,26 @@ fn unchecked_fixed_point(design: Build) -> bool {
         ),
         probe(huge, 2, 8, vec![allow("k", huge, 0), allow("k", 1, 1)]),
     ];
+    let panics = |p: &Probe| {
+        let builds = Policy::new(1, p.capacity, p.rate).is_ok_and(|policy| {
+            catch_unwind(AssertUnwindSafe(|| design(policy, p.max_keys).is_ok())).unwrap_or(false)
+        });
+        builds && run(design, p).is_none() && run(spec, p).is_some()
+    };
     controls.iter().all(|p| as_specified(design, p))
         && extremes.iter().any(|p| {
-            both(design, p).is_some_and(|(mine, theirs)| {
-                mine.iter()
-                    .zip(&theirs)
-                    .any(|(m, t)| match (decision(m), decision(t)) {
-                        (Some(m), Some(t)) => {
-                            m.allowed != t.allowed || m.whole_tokens != t.whole_tokens
-                        }
-                        _ => false,
-                    })
-            })
+            panics(p) || {
+                both(design, p).is_some_and(|(mine, theirs)| {
+                    mine.iter()
+                        .zip(&theirs)
+                        .any(|(m, t)| match (decision(m), decision(t)) {
+                            (Some(m), Some(t)) => {
+                                m.allowed != t.allowed || m.whole_tokens != t.whole_tokens
+                            }
+                            _ => false,
+                        })
+                })
+            }
         })
 }
 

@@ -106,10 +106,15 @@ pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) 
 /// mistake the check saw itself, if any, or the one all the kin make. The check's own
 /// observation is kept in [`Failure::seen`].
 pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build) -> Failure {
+    if failure.replay.is_none() {
+        return failure;
+    }
+    // A panic shows where the design failed, not which mistake it made: the detectors may
+    // still find one (an overflow at the extremes).
+    failure.detected = detected(design);
     let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
     };
-    failure.detected = detected(design);
     let lookalike = |s: &Suspect| Lookalike {
         design: s.name.to_string(),
         mistake: s.mistake,
@@ -131,6 +136,17 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
             .collect(),
     };
     failure.seen = failure.mistake;
+    // Alike departures, the weakest evidence, give way to a mistake the probes find on the
+    // design itself (a design that drops a key to make room departs where and as one that
+    // serves the key untracked).
+    if failure.resembles.is_empty()
+        && failure.seen.is_none()
+        && failure
+            .detected
+            .is_some_and(|d| agreed_mistake(&failure.kin) != Some(d))
+    {
+        failure.kin.clear();
+    }
     let (evidence, exact) = if failure.resembles.is_empty() {
         (&failure.kin, false)
     } else {

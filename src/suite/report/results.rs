@@ -85,8 +85,7 @@ impl Report {
     /// piece allows it alone (two checks allowing {A, B} and {A, C} single out nothing: a
     /// design making both B and C fits them too). A detected mistake is named instead when
     /// every piece of evidence allows it, alike departures aside (the detection, direct
-    /// evidence, outweighs them as a check's own sight does), and the rule above names no
-    /// other mistake; otherwise nothing is named. Only when no sequential check gives
+    /// evidence, outweighs them as a check's own sight does); otherwise nothing is named. Only when no sequential check gives
     /// evidence do the concurrency checks speak: the race named by the most of them, the
     /// earliest in suite order on a tie.
     pub fn diagnosis(&self) -> Option<crate::Mistake> {
@@ -117,11 +116,11 @@ impl Report {
             let Status::Failed(f) = &r.status else {
                 continue;
             };
-            if f.panicked {
-                continue;
-            }
             if f.replay.is_some() {
                 detected = detected.or(f.detected);
+            }
+            if f.panicked {
+                continue;
             }
             let like: Vec<&Lookalike> = f
                 .resembles
@@ -172,12 +171,10 @@ impl Report {
             evidence.push(allows);
         }
         // A detected mistake stands where every piece of evidence but alike departures allows
-        // it (a failed check with none allows anything) and the other evidence names no other
-        // mistake; otherwise the evidence contradicts the detection, and nothing is named.
+        // it (a failed check with none allows anything); otherwise the evidence contradicts
+        // the detection, and nothing is named.
         if let Some(d) = detected {
-            let allowed = firm.iter().all(|e| e.contains(&d));
-            let named = Self::singled_out(&evidence, alike_only && unexplained);
-            return (allowed && named.is_none_or(|m| m == d)).then_some(d);
+            return firm.iter().all(|e| e.contains(&d)).then_some(d);
         }
         if evidence.is_empty() {
             return races.iter().copied().max_by_key(|m| {
