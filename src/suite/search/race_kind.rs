@@ -7,14 +7,15 @@
 //! the insert, and spends on different keys at different times the time check split from the
 //! observed time's publication.
 //! When the failing execution's history shows an eviction or a cutover that ran whole inside
-//! a spend (and no spend inside one of them), the spend is the split call: the double spend.
+//! a spend (and no spend inside one of them), or an eviction that returned a count no state
+//! it could have seen gives, the spend is the split call: the double spend.
 //! A check's own mistake is named only when the scenario says nothing more precise.
 use std::collections::BTreeSet;
 
-use crate::model::{Op, Outcome};
+use crate::model::{Model, Op, Outcome};
 use crate::Mistake;
 
-use crate::suite::oracle::linearizability::Event;
+use crate::suite::oracle::linearizability::{self, Event};
 use crate::suite::search::scenario::Scenario;
 
 /// The race `scenario` (a shrunk counterexample) shows, when its calls single one out;
@@ -22,6 +23,9 @@ use crate::suite::search::scenario::Scenario;
 pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
     let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
     if racing.iter().any(|op| evicts(op)) {
+        if history.is_some_and(|h| eviction_saw_a_torn_spend(scenario, h)) {
+            return Some(Mistake::DoubleSpend);
+        }
         return Some(split_call(history, evicts, Mistake::SplitEviction));
     }
     if racing.iter().any(|op| cuts_over(op)) {
@@ -94,6 +98,59 @@ fn spans(history: &[Event], outer: impl Fn(&Op) -> bool, inner: impl Fn(&Op) -> 
             .iter()
             .filter(|i| inner(&i.op))
             .any(|i| i.thread != o.thread && o.invoked < i.invoked && i.returned < o.returned)
+    })
+}
+
+/// Whether an eviction in `history` returned a count that no state it could have seen
+/// gives. An atomic eviction sees the state after some legal order of the calls that
+/// returned before it began and of any of those that overlapped it; when the other calls have
+/// such an order but after none of them does the specification evict that many buckets, the
+/// eviction saw a spend half done (a fresh bucket inserted full and not yet charged): the
+/// spend is the split call. Undecided (`false`) when no such order exists, the eviction
+/// returned no count, or more than 10 calls overlap it.
+fn eviction_saw_a_torn_spend(scenario: &Scenario, history: &[Event]) -> bool {
+    let Ok(start) = Model::new(scenario.policy, scenario.max_keys) else {
+        return false;
+    };
+    let end = history.iter().map(|e| e.returned).max().unwrap_or(0);
+    history.iter().enumerate().any(|(i, evict)| {
+        if !evicts(&evict.op) || !matches!(evict.outcome, Outcome::Evicted { .. }) {
+            return false;
+        }
+        let others = || history.iter().enumerate().filter(move |(j, _)| *j != i);
+        let before: Vec<&Event> = others()
+            .filter(|(_, e)| e.returned < evict.invoked)
+            .map(|(_, e)| e)
+            .collect();
+        let overlapping: Vec<&Event> = others()
+            .filter(|(_, e)| e.returned >= evict.invoked && e.invoked <= evict.returned)
+            .map(|(_, e)| e)
+            .collect();
+        if overlapping.len() > 10 {
+            return false;
+        }
+        let mut explained = false;
+        for mask in 0..1u32 << overlapping.len() {
+            let mut seen: Vec<Event> = before.iter().map(|e| (*e).clone()).collect();
+            seen.extend(
+                overlapping
+                    .iter()
+                    .enumerate()
+                    .filter(|(b, _)| mask >> b & 1 == 1)
+                    .map(|(_, e)| (*e).clone()),
+            );
+            if linearizability::check(&start, &seen).is_err() {
+                continue;
+            }
+            explained = true;
+            let mut last = evict.clone();
+            (last.invoked, last.returned) = (end + 1, end + 2);
+            seen.push(last);
+            if linearizability::check(&start, &seen).is_ok() {
+                return false;
+            }
+        }
+        explained
     })
 }
 
@@ -236,6 +293,70 @@ mod tests {
             let overlapping = [at(2, &allow("k", 1), 0, 2), at(1, &other, 1, 3)];
             assert_eq!(race_mistake(&s, Some(&overlapping)), Some(split));
         }
+    }
+
+    #[test]
+    fn an_eviction_that_saw_a_half_done_spend_is_a_split_spend() {
+        const SECOND: u64 = 1_000_000_000;
+        // Capacity 1, rate 1.
+        let s = |init, threads| Scenario {
+            policy: Policy::new(1, 1, 1).expect("a valid policy"),
+            max_keys: 1,
+            init,
+            threads,
+            post: vec![],
+        };
+        let evict = Op::EvictFull { now: SECOND };
+        let spent = Outcome::Decision(crate::Decision {
+            allowed: true,
+            whole_tokens: 0,
+            retry_after_nanos: 0,
+        });
+        let evicted = Outcome::Evicted { removed: 1 };
+        let at = |thread, op: &Op, outcome: &Outcome, invoked, returned| Event {
+            thread,
+            op: op.clone(),
+            outcome: outcome.clone(),
+            invoked,
+            returned,
+        };
+        // A new key's spend overlaps an eviction (neither runs inside the other) that
+        // removed one bucket. Before the spend there is no bucket, after it an empty one: no
+        // atomic eviction removes one, so it saw the spend half done.
+        let fresh = s(vec![], vec![vec![evict.clone()], vec![allow("k", SECOND)]]);
+        let torn = [
+            at(2, &allow("k", SECOND), &spent, 0, 2),
+            at(1, &evict, &evicted, 1, 3),
+        ];
+        assert_eq!(
+            race_mistake(&fresh, Some(&torn)),
+            Some(Mistake::DoubleSpend)
+        );
+        // The same history with a count of 0 is legal for the eviction: the scenario's race.
+        let whole = [
+            torn[0].clone(),
+            at(1, &evict, &Outcome::Evicted { removed: 0 }, 1, 3),
+        ];
+        assert_eq!(
+            race_mistake(&fresh, Some(&whole)),
+            Some(Mistake::SplitEviction)
+        );
+        // The key spent at 0 is full again at 1 s: an eviction that removes it while a spend
+        // at 1 s overlaps it returned a legal count (it removed the bucket too late): the
+        // split eviction.
+        let refilled = s(
+            vec![allow("k", 0)],
+            vec![vec![evict.clone()], vec![allow("k", SECOND)]],
+        );
+        let late = [
+            at(0, &allow("k", 0), &spent, 0, 1),
+            at(2, &allow("k", SECOND), &spent, 2, 4),
+            at(1, &evict, &evicted, 3, 5),
+        ];
+        assert_eq!(
+            race_mistake(&refilled, Some(&late)),
+            Some(Mistake::SplitEviction)
+        );
     }
 
     fn event(key: &str, now: u64, outcome: Outcome) -> Event {
