@@ -285,16 +285,32 @@ pub(crate) fn fitted(text: &str) -> String {
             Some(body) => (body, "\n"),
             None => (line, ""),
         };
-        if body.chars().count() <= LINE_WIDTH
-            || body.contains(" | ")
-            || body.contains("cargo ")
-            || body.ends_with(" \\")
-        {
+        if body.chars().count() <= LINE_WIDTH || body.contains(" | ") || body.ends_with(" \\") {
             out.push_str(line);
             continue;
         }
         let indent: String = body.chars().take_while(|c| *c == ' ').collect();
         let rest = &body[indent.len()..];
+        if let Some(at) = rest.find("cargo ") {
+            // A command: cut only between its words, each line but the last ending in ` \`
+            // (a shell joins them again), and after a prose lead-in ("to rerun it:") on lines
+            // of its own.
+            let (lead, command) = match rest[..at].find(": ") {
+                Some(colon) if !rest[..colon].contains('=') => {
+                    (&rest[..=colon], rest[colon + 1..].trim_start())
+                }
+                _ => ("", rest),
+            };
+            let command_indent = if lead.is_empty() {
+                indent.clone()
+            } else {
+                out.push_str(&format!("{indent}{lead}\n"));
+                format!("{indent}  ")
+            };
+            out.push_str(&shell_wrapped(command, &command_indent));
+            out.push_str(end);
+            continue;
+        }
         let wrapped_line = wrapped(rest, LINE_WIDTH.saturating_sub(indent.len()).max(40), "  ");
         for (i, part) in wrapped_line.lines().enumerate() {
             if i > 0 {
@@ -306,6 +322,30 @@ pub(crate) fn fitted(text: &str) -> String {
         out.push_str(end);
     }
     out
+}
+
+/// `command` on lines of at most [`LINE_WIDTH`] characters, the first after `indent` and the
+/// others two spaces further in, cut only between words, every line but the last ending in
+/// ` \` (a word longer than a line keeps a line of its own). No trailing newline.
+fn shell_wrapped(command: &str, indent: &str) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut current = indent.to_owned();
+    let mut empty = true;
+    for word in command.split(' ').filter(|w| !w.is_empty()) {
+        let fits = current.chars().count() + 1 + word.chars().count() + 2 <= LINE_WIDTH;
+        if !empty && !fits {
+            lines.push(format!("{current} \\"));
+            current = format!("{indent}  ");
+            empty = true;
+        }
+        if !empty {
+            current.push(' ');
+        }
+        current.push_str(word);
+        empty = false;
+    }
+    lines.push(current);
+    lines.join("\n")
 }
 
 /// `line` cut to at most `width` characters: whole when it fits, otherwise cut at the last
@@ -406,8 +446,29 @@ mod tests {
         }
         assert_eq!(wrapped("a b c", 3, " "), "a b\n c");
         let long = format!("  {}", "word ".repeat(40));
-        let command = format!("to rerun it: cargo test -- --exact {}", "x".repeat(120));
-        assert_eq!(fitted(&command), command, "a command stays one line");
+        let command = format!("cargo test --release -- --exact {}", "x".repeat(120));
+        assert_eq!(
+            fitted(&format!("to rerun it: {command}")),
+            format!(
+                "to rerun it:\n  cargo test --release -- --exact \\\n    {}",
+                "x".repeat(120)
+            ),
+            "a long command is cut between its words, after its lead-in"
+        );
+        let shuttle = format!(
+            "  CARGO_TARGET_DIR=/{}/target-shuttle cargo test --release --features shuttle -- --exact c32::r2",
+            "d".repeat(40)
+        );
+        let cut_up = fitted(&shuttle);
+        assert!(
+            cut_up.lines().all(|l| l.chars().count() <= LINE_WIDTH),
+            "{cut_up}"
+        );
+        assert_eq!(
+            cut_up.replace(" \\\n   ", ""),
+            shuttle,
+            "a shell joining the lines gets the command back: {cut_up}"
+        );
         let continued = format!("  RATELIMIT_LAB_REPLAY=/{} \\\n", "d/".repeat(70));
         assert_eq!(
             fitted(&continued),
