@@ -164,8 +164,8 @@ struct Interrupted {
 /// [`Mistake::MutationBeforeValidation`], two symptoms.
 ///
 /// - **An error changes the state.** The same calls with and without one erroneous call (an
-///   invalid cost, a blank key, a stale version, a full key bound, an older time) in the
-///   middle: when the design returns the specification's error for it, what it returns
+///   invalid cost, a blank key, a stale version, a full key bound, an older time, also on a
+///   new key) in the middle: when the design returns the specification's error for it, what it returns
 ///   afterwards must not depend on whether the call was made. The comparison is of the
 ///   design with itself, so another slip cancels out; a correct design changes nothing on
 ///   an error, by the contract.
@@ -198,6 +198,12 @@ fn mutation_before_validation(design: Build) -> bool {
         error,
         after: after(),
     })
+    .chain(std::iter::once(Interrupted {
+        max_keys: 8,
+        before: vec![allow("k", 1, 20)],
+        error: allow("n", 1, 10),
+        after: vec![allow("k", 1, 20), Op::KeyCount, allow("n", 10, 20)],
+    }))
     .chain(std::iter::once(Interrupted {
         max_keys: 8,
         before: vec![allow("k", 1, 20)],
@@ -270,8 +276,8 @@ fn mutation_before_validation(design: Build) -> bool {
 }
 
 /// [`Mistake::StaleTime`]: calls older than the newest time the limiter has seen (on the
-/// same key, on another key, on a new key, after a cleanup, at a cutover, a cutover with a
-/// stale version too) and calls at an equal time. Fires when the design does not refuse with
+/// same key, on another key, on a new key, after a cleanup, after a refused call, at a
+/// cutover, a cutover with a stale version too) and calls at an equal time. Fires when the design does not refuse with
 /// `TimeWentBackwards` a call the specification refuses so, or refuses so a call the
 /// specification serves. Every call but the probed one is valid and in order, so no input or
 /// key-bound slip reaches the answer; only the probed answer's kind is compared, so a slip in
@@ -290,6 +296,11 @@ fn stale_time(design: Build) -> bool {
             allow("k", 1, 5 * SECOND),
         ],
         vec![allow("k", 1, SECOND), Op::EvictFull { now: 0 }],
+        vec![
+            allow("k", 9, 0),
+            allow("k", 9, 100 * MS),
+            allow("j", 1, 50 * MS),
+        ],
     ];
     probes.into_iter().any(|ops| {
         last(design, &small(ops)).is_some_and(|(mine, theirs)| {
@@ -560,7 +571,8 @@ fn window_reset(design: Build) -> bool {
     })
 }
 
-/// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0, beside a whole-capacity
+/// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
+/// to a larger capacity, after which fullness is the new policy's), beside a whole-capacity
 /// request on that key at the sweep's instant: a bucket is full exactly when such a request
 /// would pass. Fires when the design answers that request as the specification does (the
 /// control: its refill to that instant is right, and so is the first spend) yet removes the
@@ -578,15 +590,20 @@ fn idle_eviction(design: Build) -> bool {
     let fair = controls.iter().all(|p| {
         last(design, p).is_some_and(|(mine, theirs)| admitted(&mine) == admitted(&theirs))
     });
+    // (calls before the sweep, the whole capacity then, the sweep's time): a key spent at 0,
+    // also after a cutover at 0 to a larger capacity (fullness is then the new policy's).
+    let cutover = |spent| vec![allow("k", spent, 0), replace(2, 20, 2, 1, 0)];
     let cases = [
-        (10, SECOND),
-        (1, 250 * MS),
-        (1, 10 * SECOND),
-        (10, 1),
-        (1, 500 * MS),
+        (vec![allow("k", 10, 0)], 10, SECOND),
+        (vec![allow("k", 1, 0)], 10, 250 * MS),
+        (vec![allow("k", 1, 0)], 10, 10 * SECOND),
+        (vec![allow("k", 10, 0)], 10, 1),
+        (vec![allow("k", 1, 0)], 10, 500 * MS),
+        (cutover(1), 20, SECOND),
+        (cutover(1), 20, 10 * SECOND),
     ];
     // Whether a sweep removed the one key (consistently with the key count after it).
-    let removed = |o: &[Outcome]| match (o.get(1), o.get(2)) {
+    let removed = |o: &[Outcome], at: usize| match (o.get(at), o.get(at + 1)) {
         (Some(Outcome::Evicted { removed }), Some(Outcome::KeyCount { keys }))
             if (*removed == 1) == (*keys == 0) =>
         {
@@ -594,45 +611,24 @@ fn idle_eviction(design: Build) -> bool {
         }
         _ => None,
     };
-    let makes_room = [
-        (1, vec![allow("a", 10, 0), allow("b", 1, 0)]),
-        (
-            2,
-            vec![allow("a", 10, 0), allow("b", 10, 0), allow("c", 1, 0)],
-        ),
-    ]
-    .into_iter()
-    .any(|(max_keys, ops)| {
-        let p = probe(10, 2, max_keys, ops);
-        both(design, &p).is_some_and(|(mut mine, mut theirs)| match (mine.pop(), theirs.pop()) {
-            (Some(m), Some(t)) => {
-                mine == theirs
-                    && admitted(&m)
-                    && key_capacity_reached(&t)
-                    && drops_a_key(design, &p)
-            }
-            _ => false,
-        })
-    });
-    makes_room
+    makes_room(design)
         || fair
-            && cases.into_iter().any(|(spent, at)| {
-                let sweep = small(vec![
-                    allow("k", spent, 0),
-                    Op::EvictFull { now: at },
-                    Op::KeyCount,
-                ]);
-                let full = small(vec![allow("k", spent, 0), allow("k", 10, at)]);
+            && cases.into_iter().any(|(before, capacity, at)| {
+                let n = before.len();
+                let then = |ops: &[Op]| small(before.iter().chain(ops).cloned().collect());
+                let sweep = then(&[Op::EvictFull { now: at }, Op::KeyCount]);
+                let full = then(&[allow("k", capacity, at)]);
                 let refill_right = both(design, &full).is_some_and(|(mine, theirs)| {
-                    mine.first() == theirs.first()
-                        && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
-                    if decision(m).is_some() && admitted(m) == admitted(t))
+                    mine.get(..n) == theirs.get(..n)
+                        && matches!((mine.get(n), theirs.get(n)), (Some(m), Some(t))
+                            if decision(m).is_some() && admitted(m) == admitted(t))
                 });
                 refill_right
-            && both(design, &sweep).is_some_and(|(mine, theirs)| {
-                mine.first() == theirs.first()
-                    && matches!((removed(&mine), removed(&theirs)), (Some(m), Some(t)) if m != t)
-            })
+                    && both(design, &sweep).is_some_and(|(mine, theirs)| {
+                        mine.get(..n) == theirs.get(..n)
+                            && matches!((removed(&mine, n), removed(&theirs, n)),
+                                (Some(m), Some(t)) if m != t)
+                    })
             })
 }
 
@@ -641,8 +637,9 @@ fn idle_eviction(design: Build) -> bool {
 /// specification refuses it with `KeyCapacityReached`); a tracked key at the bound (the
 /// specification serves it); a sweep that removes the only key, as specified, followed by
 /// the key count or by a new key (the bound has room again). Fires when the design builds
-/// the unbounded limiter, serves the new key while it keeps every tracked key (one it drops to
-/// make room is [`idle_eviction`]'s), counts more keys than the bound, refuses the
+/// the unbounded limiter, serves the new key while it keeps every tracked key (a spent one
+/// it drops to make room is [`idle_eviction`]'s; a full one it drops is still a key beyond
+/// the bound), counts more keys than the bound after serving one beyond it, refuses the
 /// tracked key or the new key after the sweep with `KeyCapacityReached`, or counts a removed
 /// key. Every call at the bound is at the same time, so no time slip reaches the answer; the
 /// sweep comes long after the key's last spend, so any refill leaves it full.
@@ -666,7 +663,9 @@ fn untracked_keys(design: Build) -> bool {
     let served = at_bound.into_iter().any(|(max_keys, ops)| {
         let p = probe(10, 2, max_keys, ops);
         last(design, &p).is_some_and(|(mine, theirs)| match (&mine, &theirs) {
-            (Outcome::KeyCount { keys }, Outcome::KeyCount { .. }) => *keys > max_keys,
+            (Outcome::KeyCount { keys }, Outcome::KeyCount { .. }) => {
+                *keys > max_keys && served_beyond(design, &p)
+            }
             _ => {
                 (matches!(
                     theirs,
@@ -691,7 +690,54 @@ fn untracked_keys(design: Build) -> bool {
                 }
         })
     });
-    unbounded || served || miscounted
+    // A full bucket dropped to make room is equivalent to keeping it, but the new key is
+    // still one beyond the bound (unless the design drops spent buckets too: the idle
+    // eviction's symptom).
+    let full_dropped = grants_a_new_key(
+        design,
+        1,
+        vec![allow("a", 1, 0), allow("b", 1, 10 * SECOND)],
+    ) && !makes_room(design);
+    unbounded || served || miscounted || full_dropped
+}
+
+/// Whether the design serves the last call of a probe (a new key at the bound) where the
+/// specification refuses it with `KeyCapacityReached`, every call before answered as
+/// specified.
+fn grants_a_new_key(design: Build, max_keys: usize, ops: Vec<Op>) -> bool {
+    both(design, &probe(10, 2, max_keys, ops)).is_some_and(|(mut mine, mut theirs)| {
+        match (mine.pop(), theirs.pop()) {
+            (Some(m), Some(t)) => mine == theirs && admitted(&m) && key_capacity_reached(&t),
+            _ => false,
+        }
+    })
+}
+
+/// Whether some call of a probe that the specification refuses with `KeyCapacityReached` is
+/// served by the design.
+fn served_beyond(design: Build, p: &Probe) -> bool {
+    both(design, p).is_some_and(|(mine, theirs)| {
+        mine.iter()
+            .zip(&theirs)
+            .any(|(m, t)| key_capacity_reached(t) && decision(m).is_some())
+    })
+}
+
+/// Whether the design serves a new key at the bound by dropping a spent bucket (the calls
+/// before answered as specified).
+fn makes_room(design: Build) -> bool {
+    [
+        (1, vec![allow("a", 10, 0), allow("b", 1, 0)]),
+        (
+            2,
+            vec![allow("a", 10, 0), allow("b", 10, 0), allow("c", 1, 0)],
+        ),
+    ]
+    .into_iter()
+    .any(|(max_keys, ops)| {
+        let p = probe(10, 2, max_keys, ops.clone());
+        grants_a_new_key(design, max_keys, ops) && drops_a_key(design, &p)
+    })
 }
 
 /// Whether the design's snapshot after a probe lacks a key the specification's holds.
@@ -709,8 +755,9 @@ fn key_capacity_reached(o: &Outcome) -> bool {
 }
 
 /// [`Mistake::UnguardedVersion`]: policy replacements, all at time 0, with an expected
-/// version that is not the current one, or a next version not above it. Fires when the
-/// design replaces the policy where the specification refuses with `StalePolicyVersion`.
+/// version that is not the current one, or a next version not above it, and valid ones (a
+/// version skipped). Fires when the design replaces the policy where the specification
+/// refuses with `StalePolicyVersion`, or refuses so a replacement the specification makes.
 fn unguarded_version(design: Build) -> bool {
     let probes = [
         vec![replace(2, 10, 2, 1, 0), replace(3, 10, 2, 1, 0)],
@@ -718,15 +765,26 @@ fn unguarded_version(design: Build) -> bool {
         vec![replace(2, 10, 2, 1, 0), replace(2, 10, 2, 2, 0)],
         vec![replace(2, 10, 2, 5, 0)],
     ];
-    probes.into_iter().any(|ops| {
+    let valid = [
+        vec![replace(3, 10, 2, 1, 0)],
+        vec![replace(2, 10, 2, 1, 0), replace(9, 10, 2, 2, 0)],
+    ];
+    let refuses_valid = valid.into_iter().any(|ops| {
         last(design, &small(ops)).is_some_and(|(mine, theirs)| {
-            mine == Outcome::Replaced
-                && matches!(
-                    theirs,
-                    Outcome::Error(LimitError::StalePolicyVersion { .. })
-                )
+            theirs == Outcome::Replaced
+                && matches!(mine, Outcome::Error(LimitError::StalePolicyVersion { .. }))
         })
-    })
+    });
+    refuses_valid
+        || probes.into_iter().any(|ops| {
+            last(design, &small(ops)).is_some_and(|(mine, theirs)| {
+                mine == Outcome::Replaced
+                    && matches!(
+                        theirs,
+                        Outcome::Error(LimitError::StalePolicyVersion { .. })
+                    )
+            })
+        })
 }
 
 /// Whether the design refuses a whole-capacity request on a key that spent a token at the

@@ -197,7 +197,7 @@ impl Probe {
                 .with_detail(difference_note(&expected, &got))
                 .because(Cause::of_outcome(&op, &expected, &got)));
         }
-        self.check_key_count(step)?;
+        self.check_key_count(step, matches!(expected, Outcome::Error(_)))?;
         if let (Some(before), Outcome::Error(e)) = (&before, &expected) {
             let after = self.snapshot()?;
             if !after
@@ -226,7 +226,10 @@ impl Probe {
             .map_err(|msg| self.fail(format!("snapshot() panicked: {msg}")).as_panic())
     }
 
-    fn check_key_count(&mut self, step: usize) -> Result<(), Failure> {
+    /// I3 and the key count after `step`, whose call the specification refused with an
+    /// error when `errored` (the count was right before it: a count that moved on an error
+    /// is the error changing the state, whichever way it moved).
+    fn check_key_count(&mut self, step: usize, errored: bool) -> Result<(), Failure> {
         let expected = self.model.buckets().len();
         let got = guarded(|| self.design.key_count()).map_err(|msg| {
             self.fail(format!("key_count() after step {step} panicked: {msg}"))
@@ -243,24 +246,36 @@ impl Probe {
             self.replay.ops.push(Op::KeyCount);
             self.replay.observed.push(Outcome::KeyCount { keys: got });
         }
+        let seen = if errored {
+            Mistake::MutationBeforeValidation
+        } else {
+            Mistake::UntrackedKeys
+        };
         if got > self.model.max_keys() {
             return Err(self
                 .fail(format!(
                     "I3: after step {step} key_count() is {got}, above max_keys {}",
                     self.model.max_keys()
                 ))
-                .resembling(Mistake::UntrackedKeys)
+                .resembling(seen)
                 .because(Cause::breaking("key_count() above max_keys", Invariant::I3)));
         }
         if got != expected {
             let way = if got > expected { "more" } else { "fewer" };
-            return Err(self
+            let failure = self
                 .fail(format!(
                     "after step {step} key_count() is {got}; the specification tracks {expected} keys"
                 ))
                 .because(Cause::about_keys(format!(
                     "the design tracks {way} keys than the specification"
-                ))));
+                )));
+            return Err(if errored {
+                let mut failure = failure.resembling(seen);
+                failure.push_detail("The call returned an error, yet the key count moved.");
+                failure
+            } else {
+                failure
+            });
         }
         Ok(())
     }
