@@ -133,7 +133,10 @@ fn refused(o: &Outcome) -> bool {
 /// input error) a call the specification refuses as invalid input. On a fresh limiter at time
 /// 0 nothing but the key and the cost (no time, key bound, version or balance) decides
 /// whether a call is an input error, so no other mistake changes that answer, and a correct
-/// design gives the specification's.
+/// design gives the specification's. Also fires when the design refuses to build a limiter
+/// for a valid policy and key bound (a capacity below, at and above the rate, the extremes),
+/// or answers with an input error a token asked of a spent bucket (a rejection: the balance
+/// never makes a call invalid).
 fn input_validation(design: Build) -> bool {
     let calls = [
         ("", 1),
@@ -145,12 +148,33 @@ fn input_validation(design: Build) -> bool {
         ("k", 1),
         ("k", 10),
     ];
-    calls.iter().any(|&(key, cost)| {
+    // A spent bucket refuses a token for its balance: a rejection, not an input error.
+    let spent = last(design, &small(vec![allow("k", 10, 0), allow("k", 1, 0)]))
+        .is_some_and(|(mine, theirs)| refused(&theirs) && input_error(&mine));
+    let refused_call = calls.iter().any(|&(key, cost)| {
         last(design, &small(vec![allow(key, cost, 0)])).is_some_and(|(mine, theirs)| {
             input_error(&mine) != input_error(&theirs)
                 || (input_error(&theirs) && !same_error(&mine, &theirs))
         })
-    })
+    });
+    // Valid policies (a capacity below, equal to and above the rate, the extremes) and key
+    // bounds: the design must build a limiter for each.
+    let valid = [
+        (1, 3, 1),
+        (2, 2, 8),
+        (10, 2, 1),
+        (MAX_QUANTITY, 1, 8),
+        (1, MAX_QUANTITY, 8),
+    ];
+    let refused_build = valid.into_iter().any(|(capacity, rate, max_keys)| {
+        Policy::new(1, capacity, rate).is_ok_and(|policy| {
+            matches!(
+                catch_unwind(AssertUnwindSafe(|| design(policy, max_keys).is_err())),
+                Ok(true)
+            )
+        })
+    });
+    refused_call || spent || refused_build
 }
 
 /// One call that the specification refuses with an error, between calls that it serves.
@@ -163,12 +187,11 @@ struct Interrupted {
 
 /// [`Mistake::MutationBeforeValidation`], two symptoms.
 ///
-/// - **An error changes the state.** The same calls with and without one erroneous call (an
-///   invalid cost, a blank key, a stale version, a full key bound, an older time, also on a
-///   new key) in the middle: when the design returns the specification's error for it, what it returns
-///   afterwards must not depend on whether the call was made. The comparison is of the
-///   design with itself, so another slip cancels out; a correct design changes nothing on
-///   an error, by the contract.
+/// - **An error changes the state.** The same calls with and without one erroneous call (an invalid
+///   cost, a blank key, a stale version, a full key bound, an older time, also on a new key) in the
+///   middle: when the design returns the specification's error for it, what it returns afterwards
+///   must not depend on whether the call was made. The comparison is of the design with itself, so
+///   another slip cancels out; a correct design changes nothing on an error, by the contract.
 /// - **Errors checked in the wrong order.** A call with two errors (a bad cost or key and an
 ///   older time; an older time on a new key at the key bound; a bad cost at the bound)
 ///   returns another error than the first in the contract's order (key, cost, time, key
@@ -275,13 +298,14 @@ fn mutation_before_validation(design: Build) -> bool {
     mutated || reordered
 }
 
-/// [`Mistake::StaleTime`]: calls older than the newest time the limiter has seen (on the
-/// same key, on another key, on a new key, after a cleanup, after a refused call, at a
-/// cutover, a cutover with a stale version too) and calls at an equal time. Fires when the design does not refuse with
-/// `TimeWentBackwards` a call the specification refuses so, or refuses so a call the
-/// specification serves. Every call but the probed one is valid and in order, so no input or
-/// key-bound slip reaches the answer; only the probed answer's kind is compared, so a slip in
-/// balances does not either.
+/// [`Mistake::StaleTime`]: calls older than the newest time the limiter has seen (on the same key,
+/// on another key, on a new key, after a cleanup, after a refused call, at a cutover, a cutover
+/// with a stale version too) and calls at an equal time. Fires when the design does not refuse with
+/// `TimeWentBackwards` a call the specification refuses so, or refuses so a call the specification
+/// serves, the calls before it answered in kind as specified (admitted, refused, the same error: a
+/// call refused as an error may not raise the observed time). Every call but the probed one is
+/// valid and in order, so no input or key-bound slip reaches the answer; only the probed answer's
+/// kind is compared, so a slip in balances does not either.
 fn stale_time(design: Build) -> bool {
     let probes = [
         vec![allow("k", 1, SECOND), allow("k", 1, 0)],
@@ -303,40 +327,67 @@ fn stale_time(design: Build) -> bool {
         ],
     ];
     probes.into_iter().any(|ops| {
-        last(design, &small(ops)).is_some_and(|(mine, theirs)| {
-            (time_went_backwards(&theirs) && !time_went_backwards(&mine))
-                || (error(&theirs).is_none() && time_went_backwards(&mine))
+        both(design, &small(ops)).is_some_and(|(mut mine, mut theirs)| {
+            match (mine.pop(), theirs.pop()) {
+                (Some(m), Some(t)) => {
+                    mine.iter().zip(&theirs).all(|(m, t)| same_kind(m, t))
+                        && ((time_went_backwards(&t) && !time_went_backwards(&m))
+                            || (error(&t).is_none() && time_went_backwards(&m)))
+                }
+                _ => false,
+            }
         })
     })
 }
 
+/// Whether two outcomes are of one kind: both admitted, both refused, the same error, or
+/// the same other answer.
+fn same_kind(a: &Outcome, b: &Outcome) -> bool {
+    match (decision(a), decision(b)) {
+        (Some(x), Some(y)) => x.allowed == y.allowed,
+        _ => same_error(a, b) || discriminant(a) == discriminant(b) && error(a).is_none(),
+    }
+}
+
 /// [`Mistake::NewKeyNotFull`]: a new key's first call beside the same call on an old key
-/// idle long enough to be full again (also after a cutover to a larger capacity). The
+/// idle long enough to be full again (also after a cutover to a larger capacity, and at 1 s,
+/// when a bucket refilled from time 0 would not be full yet), and a fresh limiter's first
+/// call below the capacity. Fires also when that first call is refused. The
 /// specification answers both alike. Fires when the old key's call is answered as specified
 /// (the control: refill, clamp and reporting are right for a full bucket) and the new key's
 /// differs from it. The two traces differ only in the key of the last call.
 fn new_key_not_full(design: Build) -> bool {
     let pairs = [1, 10]
         .into_iter()
-        .map(|cost| (vec![allow("j", 1, 0)], cost))
-        .chain(
-            [1, 20]
-                .into_iter()
-                .map(|cost| (vec![allow("j", 1, 0), replace(2, 20, 4, 1, 0)], cost)),
-        );
-    pairs.into_iter().any(|(before, cost)| {
-        let then = |key| {
-            let mut ops = before.clone();
-            ops.push(allow(key, cost, 100 * SECOND));
-            small(ops)
-        };
-        let (old, new) = (then("j"), then("n"));
-        let control = last(design, &old).filter(|(mine, theirs)| mine == theirs);
-        match (control, outcomes(design, &new).and_then(|mut o| o.pop())) {
-            (Some((old_answer, _)), Some(new_answer)) => old_answer != new_answer,
-            _ => false,
-        }
-    })
+        .map(|cost| (vec![allow("j", 1, 0)], cost, 100 * SECOND))
+        .chain([1, 20].into_iter().map(|cost| {
+            (
+                vec![allow("j", 1, 0), replace(2, 20, 4, 1, 0)],
+                cost,
+                100 * SECOND,
+            )
+        }))
+        .chain(std::iter::once((vec![allow("j", 1, 0)], 10, SECOND)));
+    // A fresh limiter's first call: 1 token at 0, 9 of 10 at 1 s (below the capacity, so a
+    // strict comparison admits it too).
+    let first = [(1, 0), (9, SECOND)].into_iter().any(|(cost, at)| {
+        last(design, &small(vec![allow("n", cost, at)]))
+            .is_some_and(|(mine, theirs)| admitted(&theirs) && refused(&mine))
+    });
+    first
+        || pairs.into_iter().any(|(before, cost, at)| {
+            let then = |key| {
+                let mut ops = before.clone();
+                ops.push(allow(key, cost, at));
+                small(ops)
+            };
+            let (old, new) = (then("j"), then("n"));
+            let control = last(design, &old).filter(|(mine, theirs)| mine == theirs);
+            match (control, outcomes(design, &new).and_then(|mut o| o.pop())) {
+                (Some((old_answer, _)), Some(new_answer)) => old_answer != new_answer,
+                _ => false,
+            }
+        })
 }
 
 /// [`Mistake::DroppedFraction`], two symptoms.
@@ -347,9 +398,10 @@ fn new_key_not_full(design: Build) -> bool {
 ///   after it. Fires when it does in the design (the design compared with itself), while an
 ///   admitted call at a whole token (the control) leaves the design as specified: a design
 ///   dating its balance wrongly on every call, or refilling by windows, fails that control.
-/// - **`whole_tokens` not the floor of the balance.** On the trace table's spent bucket,
-///   every call admitted or refused as specified and every `retry_after_nanos` exact (which
-///   pins the balance the decision reports), but a `whole_tokens` different.
+/// - **`whole_tokens` not the floor of the balance.** On the trace table's spent bucket (and on a
+///   refusal with 5.5 tokens left), every call admitted or refused as specified and every
+///   `retry_after_nanos` exact (which pins the balance the decision reports), but a `whole_tokens`
+///   different.
 /// - **The snapshot drops the fraction.** A bucket refilled part of a token, every call
 ///   answered exactly as specified, but the design's snapshot gives the key, at the same
 ///   observed time, the specification's balance without its fraction: whole tokens counted
@@ -389,6 +441,7 @@ fn dropped_fraction(design: Build) -> bool {
             allow("k", 1, 250 * MS),
         ],
         vec![allow("k", 10, 0), allow("k", 1, 375 * MS)],
+        vec![allow("k", 5, 0), allow("k", 6, 250 * MS)],
     ];
     let misreported = reports.into_iter().any(|ops| {
         both(design, &small(ops)).is_some_and(|(mine, theirs)| {
@@ -632,17 +685,19 @@ fn idle_eviction(design: Build) -> bool {
             })
 }
 
-/// [`Mistake::UntrackedKeys`]: the key bound kept wrong, four symptoms. A limiter built with a
-/// key bound of 0 (the specification refuses to build it); a new key at the bound (the
-/// specification refuses it with `KeyCapacityReached`); a tracked key at the bound (the
-/// specification serves it); a sweep that removes the only key, as specified, followed by
-/// the key count or by a new key (the bound has room again). Fires when the design builds
-/// the unbounded limiter, serves the new key while it keeps every tracked key (a spent one
-/// it drops to make room is [`idle_eviction`]'s; a full one it drops is still a key beyond
-/// the bound), counts more keys than the bound after serving one beyond it, refuses the
-/// tracked key or the new key after the sweep with `KeyCapacityReached`, or counts a removed
-/// key. Every call at the bound is at the same time, so no time slip reaches the answer; the
-/// sweep comes long after the key's last spend, so any refill leaves it full.
+/// [`Mistake::UntrackedKeys`]: the key bound kept wrong. A limiter built with a key bound of
+/// 0 (the specification refuses to build it); a new key at the bound (the specification
+/// refuses it with `KeyCapacityReached`); a tracked key at the bound (the specification
+/// serves it); a sweep that removes the only key, as specified, followed by the key count or
+/// by a new key (the bound has room again); two keys held, one of them full again, and the
+/// key count. Fires when the design builds the unbounded limiter, serves the new key while
+/// it keeps every tracked key (a spent one it drops to make room is [`idle_eviction`]'s; a
+/// full one it drops is still a key beyond the bound), counts more keys than the bound after
+/// serving one beyond it, refuses the tracked key or the new key after the sweep with
+/// `KeyCapacityReached`, counts a removed key, or counts the two held keys otherwise (every
+/// bucket held counts, full or not). Every call at the bound is at the same time, so no time
+/// slip reaches the answer; the sweep comes long after the key's last spend, so any refill
+/// leaves it full.
 fn untracked_keys(design: Build) -> bool {
     let unbounded = Policy::new(1, 10, 2).is_ok_and(|policy| {
         catch_unwind(AssertUnwindSafe(|| design(policy, 0).is_ok())).unwrap_or(false)
@@ -676,6 +731,21 @@ fn untracked_keys(design: Build) -> bool {
             }
         })
     });
+    // Two keys, one full again at the observed time: both are held, whatever their balance.
+    let held = both(
+        design,
+        &probe(
+            10,
+            2,
+            8,
+            vec![allow("a", 1, 0), allow("b", 1, 10 * SECOND), Op::KeyCount],
+        ),
+    )
+    .is_some_and(|(mine, theirs)| {
+        mine.get(..2) == theirs.get(..2)
+            && matches!((mine.get(2), theirs.get(2)),
+                (Some(Outcome::KeyCount { keys: m }), Some(Outcome::KeyCount { keys: t })) if m != t)
+    });
     let swept = [Op::KeyCount, allow("b", 1, 10 * SECOND)];
     let miscounted = swept.into_iter().any(|after| {
         let ops = vec![allow("a", 1, 0), Op::EvictFull { now: 10 * SECOND }, after];
@@ -698,7 +768,7 @@ fn untracked_keys(design: Build) -> bool {
         1,
         vec![allow("a", 1, 0), allow("b", 1, 10 * SECOND)],
     ) && !makes_room(design);
-    unbounded || served || miscounted || full_dropped
+    unbounded || served || miscounted || held || full_dropped
 }
 
 /// Whether the design serves the last call of a probe (a new key at the bound) where the
@@ -837,11 +907,11 @@ fn resets_budgets(design: Build) -> bool {
     forgets || (grants && refuses_more_than_held(design))
 }
 
-/// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an
-/// existing key spends the whole new capacity, which the specification refuses (the worked
-/// example; and a long idle time under the old rate, then a rate no higher), its calls
-/// before answered as specified, while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller capacity
-/// settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
+/// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an existing key
+/// spends the whole new capacity, which the specification refuses (the worked example; and a long
+/// idle time under the old rate, then a rate no higher), its calls before answered as specified,
+/// while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller
+/// capacity settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
 fn tops_up(design: Build) -> bool {
     let probes = [
         vec![
@@ -876,11 +946,11 @@ fn budget_reset(design: Build) -> bool {
     resets_budgets(design)
 }
 
-/// [`Mistake::CapacityTopUp`]: [`tops_up`], when the design does not reset budgets (a reset
-/// grants a whole new capacity too, and is the other mistake) and grants no more than the
-/// specification without a cutover ([`window_reset`]'s symptom: a balance above the
-/// capacity, which a cutover to a larger capacity then only lets through). A correct cutover settles
-/// the old policy's credit and clamps: neither raises a balance.
+/// [`Mistake::CapacityTopUp`]: [`tops_up`], when the design does not reset budgets (a reset grants
+/// a whole new capacity too, and is the other mistake) and grants no more than the specification
+/// without a cutover ([`window_reset`]'s symptom: a balance above the capacity, which a cutover to
+/// a larger capacity then only lets through). A correct cutover settles the old policy's credit and
+/// clamps: neither raises a balance.
 fn capacity_top_up(design: Build) -> bool {
     !resets_budgets(design) && !window_reset(design) && tops_up(design)
 }
@@ -925,13 +995,13 @@ fn retroactive_rate(design: Build) -> bool {
         })
 }
 
-/// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose
-/// units exceed `u64`, every call later than the one before. Fires when the design admits or
-/// refuses otherwise than the specification there, or reports another `whole_tokens`, while it answers the seed's
-/// trace table and a second boundary exactly as specified (the controls: refill, rounding,
-/// retry and admission are right at small quantities), or panics there (an overflow in a
-/// debug build) where it builds. A correct design never panics. Retry estimates are not compared at
-/// the extremes (the retry detector's matter).
+/// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose units
+/// exceed `u64`, every call later than the one before. Fires when the design admits or refuses
+/// otherwise than the specification there, or reports another `whole_tokens`, while it answers the
+/// seed's trace table, a second boundary and a refusal with tokens left exactly as specified (the
+/// controls: refill, rounding, retry and admission are right at small quantities), or panics there
+/// (an overflow in a debug build) where it builds. A correct design never panics. Retry estimates
+/// are not compared at the extremes (the retry detector's matter).
 fn unchecked_fixed_point(design: Build) -> bool {
     let controls = [
         small(vec![
@@ -942,6 +1012,7 @@ fn unchecked_fixed_point(design: Build) -> bool {
             allow("k", 2, 1_750 * MS),
         ]),
         small(vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)]),
+        small(vec![allow("k", 5, 0), allow("k", 6, 0)]),
     ];
     let huge = 2 * (u64::MAX / UNITS_PER_TOKEN);
     let extremes = [

@@ -106,12 +106,25 @@ pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) 
 /// mistake the check saw itself, if any, or the one all the kin make. The check's own
 /// observation is kept in [`Failure::seen`].
 pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build) -> Failure {
-    if failure.replay.is_none() {
+    // A race is named by its counterexample; the detectors probe sequential mistakes only.
+    if failure.replay.is_none() && failure.mistake.is_some_and(Mistake::is_race) {
         return failure;
     }
-    // A panic shows where the design failed, not which mistake it made: the detectors may
-    // still find one (an overflow at the extremes).
+    // A panic shows where the design failed, not which mistake it made, and a failure without
+    // a trace (a limiter that could not be built) shows none: the detectors may still find
+    // one (an overflow at the extremes, a valid policy refused).
     failure.detected = detected(design);
+    if failure.replay.is_none() && !failure.panicked {
+        if let Some(d) = failure
+            .detected
+            .filter(|d| failure.mistake.is_none_or(|m| m == *d))
+        {
+            failure.mistake = Some(d);
+            failure.push_detail(
+                "Probes run on the design itself find the symptom of the mistake below.",
+            );
+        }
+    }
     let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
     };

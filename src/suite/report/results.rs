@@ -116,9 +116,7 @@ impl Report {
             let Status::Failed(f) = &r.status else {
                 continue;
             };
-            if f.replay.is_some() {
-                detected = detected.or(f.detected);
-            }
+            detected = detected.or(f.detected);
             if f.panicked {
                 continue;
             }
