@@ -136,7 +136,8 @@ fn refused(o: &Outcome) -> bool {
 /// design gives the specification's. Also fires when the design refuses to build a limiter
 /// for a valid policy and key bound (a capacity below, at and above the rate, the extremes),
 /// or answers with an input error a token asked of a spent bucket (a rejection: the balance
-/// never makes a call invalid).
+/// never makes a call invalid), or judges a cost against another capacity than the one in
+/// force after a cutover.
 fn input_validation(design: Build) -> bool {
     let calls = [
         ("", 1),
@@ -174,7 +175,19 @@ fn input_validation(design: Build) -> bool {
             )
         })
     });
-    refused_call || spent || refused_build
+    // After a cutover, the cost bound is the new capacity's: 6 is too much for 5, 15 fits 20.
+    let after_cutover = [(5, 6), (20, 15)].into_iter().any(|(capacity, cost)| {
+        both(
+            design,
+            &small(vec![replace(2, capacity, 2, 1, 0), allow("k", cost, 0)]),
+        )
+        .is_some_and(|(mine, theirs)| {
+            mine.first() == theirs.first()
+                && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
+                    if input_error(m) != input_error(t))
+        })
+    });
+    refused_call || spent || refused_build || after_cutover
 }
 
 /// One call that the specification refuses with an error, between calls that it serves.
@@ -283,7 +296,13 @@ fn mutation_before_validation(design: Build) -> bool {
                 "k"
             };
             let ops = vec![allow(first, 1, 10), call];
-            (two, last(design, &probe(10, 2, max_keys, ops)))
+            // The first call admitted as specified, or no evidence: the second's errors
+            // depend on what the first left.
+            let answer = both(design, &probe(10, 2, max_keys, ops)).and_then(|(mine, theirs)| {
+                (mine.first() == theirs.first()).then_some(())?;
+                Some((mine.get(1)?.clone(), theirs.get(1)?.clone()))
+            });
+            (two, answer)
         })
         .collect();
     let controls = answers
@@ -325,6 +344,8 @@ fn stale_time(design: Build) -> bool {
             allow("k", 9, 100 * MS),
             allow("j", 1, 50 * MS),
         ],
+        vec![allow("k", 1, SECOND), replace(2, 10, 2, 1, SECOND)],
+        vec![replace(2, 10, 2, 1, SECOND), allow("k", 1, 0)],
     ];
     probes.into_iter().any(|ops| {
         both(design, &small(ops)).is_some_and(|(mut mine, mut theirs)| {
@@ -401,7 +422,9 @@ fn new_key_not_full(design: Build) -> bool {
 /// - **`whole_tokens` not the floor of the balance.** On the trace table's spent bucket (and on a
 ///   refusal with 5.5 tokens left), every call admitted or refused as specified and every
 ///   `retry_after_nanos` exact (which pins the balance the decision reports), but a `whole_tokens`
-///   different.
+///   different: one more than the floor (the balance rounded, not floored), or the floor before
+///   an admitted cost was deducted. A `whole_tokens` off otherwise comes from another balance,
+///   not from the rounding.
 /// - **The snapshot drops the fraction.** A bucket refilled part of a token, every call
 ///   answered exactly as specified, but the design's snapshot gives the key, at the same
 ///   observed time, the specification's balance without its fraction: whole tokens counted
@@ -444,6 +467,13 @@ fn dropped_fraction(design: Build) -> bool {
         vec![allow("k", 5, 0), allow("k", 6, 250 * MS)],
     ];
     let misreported = reports.into_iter().any(|ops| {
+        let costs: Vec<u64> = ops
+            .iter()
+            .map(|op| match op {
+                Op::Allow { cost, .. } => *cost,
+                _ => 0,
+            })
+            .collect();
         both(design, &small(ops)).is_some_and(|(mine, theirs)| {
             let pairs: Option<Vec<(&Decision, &Decision)>> = mine
                 .iter()
@@ -456,6 +486,10 @@ fn dropped_fraction(design: Build) -> bool {
                         m.allowed == t.allowed && m.retry_after_nanos == t.retry_after_nanos
                     })
                     && pairs.iter().any(|(m, t)| m.whole_tokens != t.whole_tokens)
+                    && pairs.iter().zip(&costs).all(|((m, t), cost)| {
+                        let spent = if t.allowed { *cost } else { 0 };
+                        [0, 1, spent].contains(&m.whole_tokens.wrapping_sub(t.whole_tokens))
+                    })
             })
         })
     });
@@ -528,6 +562,18 @@ fn retry_estimate(design: Build) -> bool {
         small(vec![allow("k", 4, 0), allow("k", 6, 0)]),
         small(vec![allow("k", 10, 0)]),
         probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 0)]),
+        // 1 token left, 4 asked at rate 3: neither 4 × 10⁹ nor the balance divides by 3.
+        probe(4, 3, 8, vec![allow("k", 3, 0), allow("k", 4, 0)]),
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 4, 1, 0),
+            allow("k", 1, 0),
+        ]),
+        small(vec![
+            allow("k", 9, 0),
+            replace(2, 10, 4, 1, 0),
+            allow("k", 1, 0),
+        ]),
         probe(
             MAX_QUANTITY,
             1,
@@ -676,11 +722,15 @@ fn idle_eviction(design: Build) -> bool {
                         && matches!((mine.get(n), theirs.get(n)), (Some(m), Some(t))
                             if decision(m).is_some() && admitted(m) == admitted(t))
                 });
+                let holds = run(design, &sweep)
+                    .and_then(|(_, snapshot)| snapshot)
+                    .map(|s| s.buckets.contains_key("k"));
                 refill_right
                     && both(design, &sweep).is_some_and(|(mine, theirs)| {
+                        let m = removed(&mine, n);
                         mine.get(..n) == theirs.get(..n)
-                            && matches!((removed(&mine, n), removed(&theirs, n)),
-                                (Some(m), Some(t)) if m != t)
+                            && holds.is_none_or(|holds| m == Some(!holds))
+                            && matches!((m, removed(&theirs, n)), (Some(m), Some(t)) if m != t)
                     })
             })
 }
@@ -746,6 +796,27 @@ fn untracked_keys(design: Build) -> bool {
             && matches!((mine.get(2), theirs.get(2)),
                 (Some(Outcome::KeyCount { keys: m }), Some(Outcome::KeyCount { keys: t })) if m != t)
     });
+    // A sweep that removed the key as specified (the snapshot holds none), and a key count
+    // after it that says otherwise.
+    let sweep = probe(
+        10,
+        2,
+        1,
+        vec![
+            allow("a", 1, 0),
+            Op::EvictFull { now: 10 * SECOND },
+            Op::KeyCount,
+        ],
+    );
+    let counted_otherwise = match (run(design, &sweep), run(spec, &sweep)) {
+        (Some((mine, Some(ms))), Some((theirs, Some(ts)))) => {
+            ms.buckets.is_empty()
+                && ts.buckets.is_empty()
+                && mine.first() == theirs.first()
+                && mine.get(2) != theirs.get(2)
+        }
+        _ => false,
+    };
     let swept = [Op::KeyCount, allow("b", 1, 10 * SECOND)];
     let miscounted = swept.into_iter().any(|after| {
         let ops = vec![allow("a", 1, 0), Op::EvictFull { now: 10 * SECOND }, after];
@@ -768,7 +839,7 @@ fn untracked_keys(design: Build) -> bool {
         1,
         vec![allow("a", 1, 0), allow("b", 1, 10 * SECOND)],
     ) && !makes_room(design);
-    unbounded || served || miscounted || held || full_dropped
+    unbounded || served || miscounted || held || counted_otherwise || full_dropped
 }
 
 /// Whether the design serves the last call of a probe (a new key at the bound) where the
@@ -924,6 +995,11 @@ fn tops_up(design: Build) -> bool {
             replace(2, 100, 1, 1, 60 * SECOND),
             allow("k", 100, 60 * SECOND),
         ],
+        vec![
+            allow("k", 10, 0),
+            replace(2, 20, 2, 1, 500 * MS),
+            allow("k", 11, 500 * MS),
+        ],
     ];
     let grants = probes.into_iter().any(|ops| grants_more(design, ops));
     let ceiling = 5 * u128::from(UNITS_PER_TOKEN);
@@ -955,11 +1031,12 @@ fn capacity_top_up(design: Build) -> bool {
     !resets_budgets(design) && !window_reset(design) && tops_up(design)
 }
 
-/// [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the worked
-/// example at 0.5 s) and down: the credit earned before it is the old rate's. Fires when what
-/// the design answers after the cutover differs from the specification, while the same
-/// calls without the cutover are answered as specified (the control: refill and reporting
-/// are right) and the design neither resets budgets nor tops them up (the other cutover
+/// [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the worked example at
+/// 0.5 s) and down: the credit earned before it is the old rate's. Fires when what the design
+/// answers after the cutover differs from the specification, while the same calls without the
+/// cutover are answered as specified (the control: refill and reporting are right), a cost equal to
+/// the balance passes at the cutover's own instant (admission after a cutover is right where no
+/// time elapsed) and the design neither resets budgets nor tops them up (the other cutover
 /// mistakes). The capacity stays, so no clamp and no new capacity is involved.
 fn retroactive_rate(design: Build) -> bool {
     let control = small(vec![
@@ -982,8 +1059,21 @@ fn retroactive_rate(design: Build) -> bool {
             allow("k", 2, SECOND),
             allow("k", 1, SECOND),
         ]),
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 4, 1, 2 * SECOND),
+            allow("k", 4, 2 * SECOND),
+            allow("k", 1, 2 * SECOND),
+        ]),
     ];
+    // At the cutover's own instant no rate applies yet: a cost equal to the balance passes.
+    let at_cutover = small(vec![
+        allow("k", 9, 0),
+        replace(2, 10, 4, 1, 0),
+        allow("k", 1, 0),
+    ]);
     as_specified(design, &control)
+        && as_specified(design, &at_cutover)
         && !resets_budgets(design)
         && !tops_up(design)
         && probes.iter().any(|p| {
@@ -1013,6 +1103,7 @@ fn unchecked_fixed_point(design: Build) -> bool {
         ]),
         small(vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)]),
         small(vec![allow("k", 5, 0), allow("k", 6, 0)]),
+        small(vec![allow("k", 5, 0), allow("k", 1, SECOND)]),
     ];
     let huge = 2 * (u64::MAX / UNITS_PER_TOKEN);
     let extremes = [
