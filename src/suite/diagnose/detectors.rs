@@ -370,13 +370,17 @@ fn same_kind(a: &Outcome, b: &Outcome) -> bool {
     }
 }
 
-/// [`Mistake::NewKeyNotFull`]: a new key's first call beside the same call on an old key
-/// idle long enough to be full again (also after a cutover to a larger capacity, and at 1 s,
-/// when a bucket refilled from time 0 would not be full yet), and a fresh limiter's first
-/// call below the capacity. Fires also when that first call is refused. The
-/// specification answers both alike. Fires when the old key's call is answered as specified
-/// (the control: refill, clamp and reporting are right for a full bucket) and the new key's
-/// differs from it. The two traces differ only in the key of the last call.
+/// [`Mistake::NewKeyNotFull`], two symptoms.
+///
+/// - **A new key answered otherwise than an old one refilled to full.** A new key's first
+///   call beside the same call on an old key idle long enough to be full again (also after a
+///   cutover to a larger capacity, and at 1 s, when a bucket refilled from time 0 would not
+///   be full yet). The specification answers both alike. Fires when the old key's call is
+///   answered as specified (the control: refill, clamp and reporting are right for a full
+///   bucket) and the new key's differs from it. The two traces differ only in the key of the
+///   last call.
+/// - **A fresh limiter's first call refused.** 1 token at 0, and 9 of 10 at 1 s (below the
+///   capacity, so a strict comparison admits it too): a full bucket admits both.
 fn new_key_not_full(design: Build) -> bool {
     let pairs = [1, 10]
         .into_iter()
