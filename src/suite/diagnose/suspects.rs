@@ -105,6 +105,16 @@ pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) 
 /// mistake, or one of them making the mistake the check saw itself); otherwise it is the
 /// mistake the check saw itself, if any, or the one all the kin make. The check's own
 /// observation is kept in [`Failure::seen`].
+/// Names the mistake the detectors found on the design in `failure`, unless the check saw
+/// another one itself (`seen`).
+fn name_detected(failure: &mut Failure, seen: Option<Mistake>) {
+    if let Some(d) = failure.detected.filter(|d| seen.is_none_or(|m| m == *d)) {
+        failure.mistake = Some(d);
+        failure
+            .push_detail("Probes run on the design itself find the symptom of the mistake below.");
+    }
+}
+
 pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build) -> Failure {
     // A race is named by its counterexample; the detectors probe sequential mistakes only.
     if failure.replay.is_none() && failure.mistake.is_some_and(Mistake::is_race) {
@@ -115,15 +125,8 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
     // one (an overflow at the extremes, a valid policy refused).
     failure.detected = detected(design);
     if failure.replay.is_none() && !failure.panicked {
-        if let Some(d) = failure
-            .detected
-            .filter(|d| failure.mistake.is_none_or(|m| m == *d))
-        {
-            failure.mistake = Some(d);
-            failure.push_detail(
-                "Probes run on the design itself find the symptom of the mistake below.",
-            );
-        }
+        let seen = failure.mistake;
+        name_detected(&mut failure, seen);
     }
     let Some(replay) = failure.replay.as_ref().filter(|_| !failure.panicked) else {
         return failure;
@@ -168,15 +171,8 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
     if evidence.is_empty() {
         // No catalogued design reproduces or resembles the trace: a mistake the probes of
         // its symptom find on the design itself is named, unless the check saw another.
-        if let Some(d) = failure
-            .detected
-            .filter(|d| failure.seen.is_none_or(|m| m == *d))
-        {
-            failure.mistake = Some(d);
-            failure.push_detail(
-                "Probes run on the design itself find the symptom of the mistake below.",
-            );
-        }
+        let seen = failure.seen;
+        name_detected(&mut failure, seen);
         return failure;
     }
     // A mistake the check saw directly (an error that changed the state, a key count above
