@@ -739,23 +739,34 @@ fn idle_eviction(design: Build) -> bool {
             })
 }
 
-/// [`Mistake::UntrackedKeys`]: the key bound kept wrong. A limiter built with a key bound of
-/// 0 (the specification refuses to build it); a new key at the bound (the specification
-/// refuses it with `KeyCapacityReached`); a tracked key at the bound (the specification
-/// serves it); a sweep that removes the only key, as specified, followed by the key count or
-/// by a new key (the bound has room again); two keys held, one of them full again, and the
-/// key count. Fires when the design builds the unbounded limiter, serves the new key while
-/// it keeps every tracked key (a spent one it drops to make room is [`idle_eviction`]'s; a
-/// full one it drops is still a key beyond the bound), counts more keys than the bound after
-/// serving one beyond it, refuses the tracked key or the new key after the sweep with
-/// `KeyCapacityReached`, counts a removed key, or counts the two held keys otherwise (every
-/// bucket held counts, full or not). Every call at the bound is at the same time, so no time
-/// slip reaches the answer; the sweep comes long after the key's last spend, so any refill
-/// leaves it full.
+/// [`Mistake::UntrackedKeys`]: the key bound kept wrong. Fires when the design builds a
+/// limiter with a key bound of 0 ([`builds_unbounded`]), answers a call at the bound otherwise
+/// ([`answers_otherwise_at_bound`]), counts two held keys otherwise ([`miscounts_held`]),
+/// counts a key a sweep removed ([`counts_removed`], [`counts_swept`]) or serves a new key by
+/// dropping a full bucket ([`drops_full_to_make_room`]).
 fn untracked_keys(design: Build) -> bool {
-    let unbounded = Policy::new(1, 10, 2).is_ok_and(|policy| {
+    builds_unbounded(design)
+        || answers_otherwise_at_bound(design)
+        || counts_swept(design)
+        || miscounts_held(design)
+        || counts_removed(design)
+        || drops_full_to_make_room(design)
+}
+
+/// Whether the design builds a limiter with a key bound of 0 (the specification refuses to).
+fn builds_unbounded(design: Build) -> bool {
+    Policy::new(1, 10, 2).is_ok_and(|policy| {
         catch_unwind(AssertUnwindSafe(|| design(policy, 0).is_ok())).unwrap_or(false)
-    });
+    })
+}
+
+/// Calls at the bound: a new key (the specification refuses it with `KeyCapacityReached`)
+/// and a tracked key (the specification serves it). Whether the design serves the new key
+/// while it keeps every tracked key (a spent one it drops to make room is [`idle_eviction`]'s;
+/// a full one it drops is still a key beyond the bound), counts more keys than the bound
+/// after serving one beyond it, or refuses the tracked key with `KeyCapacityReached`. Every
+/// call is at the same time, so no time slip reaches the answer.
+fn answers_otherwise_at_bound(design: Build) -> bool {
     let at_bound = [
         (1, vec![allow("a", 1, 0), allow("b", 1, 0)]),
         (
@@ -769,7 +780,7 @@ fn untracked_keys(design: Build) -> bool {
             vec![allow("a", 1, 0), allow("b", 1, 0), allow("a", 1, 0)],
         ),
     ];
-    let served = at_bound.into_iter().any(|(max_keys, ops)| {
+    at_bound.into_iter().any(|(max_keys, ops)| {
         let p = probe(10, 2, max_keys, ops);
         last(design, &p).is_some_and(|(mine, theirs)| match (&mine, &theirs) {
             (Outcome::KeyCount { keys }, Outcome::KeyCount { .. }) => {
@@ -784,9 +795,13 @@ fn untracked_keys(design: Build) -> bool {
                     || (decision(&theirs).is_some() && key_capacity_reached(&mine))
             }
         })
-    });
-    // Two keys, one full again at the observed time: both are held, whatever their balance.
-    let held = both(
+    })
+}
+
+/// Two keys held, one of them full again at the observed time, and the key count: whether
+/// the design counts them otherwise (every bucket held counts, full or not).
+fn miscounts_held(design: Build) -> bool {
+    both(
         design,
         &probe(
             10,
@@ -799,9 +814,13 @@ fn untracked_keys(design: Build) -> bool {
         mine.get(..2) == theirs.get(..2)
             && matches!((mine.get(2), theirs.get(2)),
                 (Some(Outcome::KeyCount { keys: m }), Some(Outcome::KeyCount { keys: t })) if m != t)
-    });
-    // A sweep that removed the key as specified (the snapshot holds none), and a key count
-    // after it that says otherwise.
+    })
+}
+
+/// A sweep that removed the only key as specified (the snapshot holds none; the sweep comes
+/// long after the key's last spend, so any refill leaves it full), and a key count after it:
+/// whether the design's count says otherwise.
+fn counts_removed(design: Build) -> bool {
     let sweep = probe(
         10,
         2,
@@ -812,7 +831,7 @@ fn untracked_keys(design: Build) -> bool {
             Op::KeyCount,
         ],
     );
-    let counted_otherwise = match (run(design, &sweep), run(spec, &sweep)) {
+    match (run(design, &sweep), run(spec, &sweep)) {
         (Some((mine, Some(ms))), Some((theirs, Some(ts)))) => {
             ms.buckets.is_empty()
                 && ts.buckets.is_empty()
@@ -820,9 +839,15 @@ fn untracked_keys(design: Build) -> bool {
                 && mine.get(2) != theirs.get(2)
         }
         _ => false,
-    };
+    }
+}
+
+/// The same sweep answered as specified, then the key count or a new key (the bound has room
+/// again): whether the design counts more keys than are left or refuses the new key with
+/// `KeyCapacityReached`.
+fn counts_swept(design: Build) -> bool {
     let swept = [Op::KeyCount, allow("b", 1, 10 * SECOND)];
-    let miscounted = swept.into_iter().any(|after| {
+    swept.into_iter().any(|after| {
         let ops = vec![allow("a", 1, 0), Op::EvictFull { now: 10 * SECOND }, after];
         both(design, &probe(10, 2, 1, ops)).is_some_and(|(mine, theirs)| {
             mine.get(..2) == theirs.get(..2)
@@ -834,16 +859,18 @@ fn untracked_keys(design: Build) -> bool {
                     _ => false,
                 }
         })
-    });
-    // A full bucket dropped to make room is equivalent to keeping it, but the new key is
-    // still one beyond the bound (unless the design drops spent buckets too: the idle
-    // eviction's symptom).
-    let full_dropped = grants_a_new_key(
+    })
+}
+
+/// Whether the design serves a new key at the bound by dropping a full bucket: equivalent
+/// to keeping it, but the new key is still one beyond the bound (unless the design drops
+/// spent buckets too: the idle eviction's symptom, [`makes_room`]).
+fn drops_full_to_make_room(design: Build) -> bool {
+    grants_a_new_key(
         design,
         1,
         vec![allow("a", 1, 0), allow("b", 1, 10 * SECOND)],
-    ) && !makes_room(design);
-    unbounded || served || miscounted || held || counted_otherwise || full_dropped
+    ) && !makes_room(design)
 }
 
 /// Whether the design serves the last call of a probe (a new key at the bound) where the
