@@ -92,21 +92,49 @@ pub fn built_in() -> Option<PathBuf> {
 }
 
 /// `path` as a command line reads it from the current directory: relative when it is under
-/// it, single-quoted when it holds a character a shell would read.
+/// it, or through `..` when that is shorter (a target directory beside the crate), and
+/// single-quoted when it holds a character a shell would read.
 pub fn shown(path: &Path) -> String {
     let here = std::env::current_dir().ok();
-    let relative = here
+    let text = here
         .as_deref()
-        .and_then(|here| path.strip_prefix(here).ok())
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(path);
-    let text = relative.display().to_string();
+        .and_then(|here| relative(path, here))
+        .unwrap_or_else(|| path.display().to_string());
     let plain = |c: char| c.is_ascii_alphanumeric() || "/._-+,:@".contains(c);
     if text.chars().all(plain) {
         text
     } else {
         format!("'{}'", text.replace('\'', "'\\''"))
     }
+}
+
+/// `path` from the directory `here` (both absolute): under it, or through `..` when that is
+/// shorter than `path` itself. `None` when neither is.
+fn relative(path: &Path, here: &Path) -> Option<String> {
+    if let Some(under) = path
+        .strip_prefix(here)
+        .ok()
+        .filter(|p| !p.as_os_str().is_empty())
+    {
+        return Some(under.display().to_string());
+    }
+    if !path.is_absolute() || !here.is_absolute() {
+        return None;
+    }
+    let shared = path
+        .components()
+        .zip(here.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    // Only the root in common: `..` up to it would be longer than the path itself.
+    if shared <= 1 {
+        return None;
+    }
+    let up = here.components().count() - shared;
+    let mut text = "../".repeat(up);
+    let rest: PathBuf = path.components().skip(shared).collect();
+    text.push_str(&rest.display().to_string());
+    (text.len() < path.as_os_str().len()).then_some(text)
 }
 
 impl fmt::Display for Backend {
@@ -164,5 +192,24 @@ mod tests {
         assert_eq!(shown(Path::new("/t/a b")), "'/t/a b'");
         assert_eq!(shown(Path::new("/t/it's")), "'/t/it'\\''s'");
         assert_eq!(shown(Path::new("/t/x")), "/t/x");
+    }
+
+    #[test]
+    fn a_path_beside_the_current_directory_is_shown_through_dot_dot_when_shorter() {
+        let path = Path::new("/tmp/course/target/ratelimit-lab/counterexamples/c35.json");
+        assert_eq!(
+            relative(path, Path::new("/tmp/course/my-limiter")).as_deref(),
+            Some("../target/ratelimit-lab/counterexamples/c35.json")
+        );
+        assert_eq!(
+            relative(path, Path::new("/tmp/course")).as_deref(),
+            Some("target/ratelimit-lab/counterexamples/c35.json")
+        );
+        // Far apart: the path itself is shorter.
+        assert_eq!(
+            relative(path, Path::new("/tmp/a/b/c/d/e/f/g/h/i/j/k/l")),
+            None
+        );
+        assert_eq!(relative(Path::new("/t/x"), Path::new("/u/y")), None);
     }
 }
