@@ -90,18 +90,26 @@ pub(super) fn balance_labels(svg: &mut String, v: &Verified, l: &Layout, placer:
             };
             let _ = writeln!(
                 svg,
-                "<text class=\"balance-label\" data-key=\"{}\" data-step=\"{}\" {} fill=\"{colour}\" font-weight=\"bold\" {HALO}>{}{names}</text>",
-                escape(
-                    &group
-                        .iter()
-                        .map(|(_, key)| *key)
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                ),
+                "<text class=\"balance-label\" {} data-step=\"{}\" {} fill=\"{colour}\" font-weight=\"bold\" {HALO}>{}{names}</text>",
+                key_attribute(&group),
                 i + 1,
                 spot.attrs(),
                 escape(&value)
             );
+        }
+    }
+}
+
+/// The keys a balance label names, as an attribute: `data-key="k"` for one key, and for keys
+/// whose lines meet, `data-keys` holding them as a JSON array (a key may hold any character,
+/// a space or a comma included).
+fn key_attribute(group: &[(usize, &str)]) -> String {
+    match group {
+        [(_, key)] => format!("data-key=\"{}\"", escape(key)),
+        _ => {
+            let keys: Vec<&str> = group.iter().map(|(_, key)| *key).collect();
+            let json = serde_json::to_string(&keys).unwrap_or_default();
+            format!("data-keys=\"{}\"", escape(&json))
         }
     }
 }
@@ -151,6 +159,20 @@ pub(super) fn retry_labels(svg: &mut String, v: &Verified, l: &Layout, placer: &
             i + 1,
             spot.attrs(),
             escape(&label)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::key_attribute;
+
+    #[test]
+    fn a_shared_label_names_its_keys_as_a_json_array() {
+        assert_eq!(key_attribute(&[(0, "a b")]), "data-key=\"a b\"");
+        assert_eq!(
+            key_attribute(&[(0, "a b"), (1, "c")]),
+            "data-keys=\"[&quot;a b&quot;,&quot;c&quot;]\""
         );
     }
 }
