@@ -76,6 +76,7 @@
 //! | [`CutoverDropsCredit`] | R4 / I4 | "old policy earns all pre-cutover credit" (re-dated without a refill) | the worked example: `allow(k, 1, 0.5 s)` after the cutover is refused | outcomes, snapshot |
 //! | [`PerKeyTime`] | R1 / I1 | "Accept a caller-sampled time older than one already seen" (checked per key, not against the limiter's observed time) | `allow(a, 1, 10)`, then `allow(b, 1, 5)` is served | outcomes |
 //! | [`CutoverRefillsAtNewRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" (settled under the new policy) | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
+//! | [`RefillOnCutover`] | R4 / I4 | "Resetting all budgets ... must not be hidden behind a generic config update." (the keys kept, refilled) | spend 10, bump the version, spend 10 again: one key still counted | outcomes |
 //!
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
 
@@ -96,6 +97,7 @@ mod racy_cutover;
 mod racy_evict_full;
 mod racy_key_bound;
 mod racy_observed_time;
+mod refill_on_cutover;
 mod refill_under_new_ceiling;
 mod rejection_forgets_credit;
 mod reset_on_cutover;
@@ -122,6 +124,7 @@ pub use racy_cutover::RacyCutover;
 pub use racy_evict_full::RacyEvictFull;
 pub use racy_key_bound::RacyKeyBound;
 pub use racy_observed_time::RacyObservedTime;
+pub use refill_on_cutover::RefillOnCutover;
 pub use refill_under_new_ceiling::RefillUnderNewCeiling;
 pub use rejection_forgets_credit::RejectionForgetsCredit;
 pub use reset_on_cutover::ResetOnCutover;

@@ -1259,6 +1259,23 @@ const DETECTORS: [Detector; 14] = [
     },
 ];
 
+/// The cutover mistakes that grant credit: a budget reset, a top-up and a retroactive rate.
+/// On a trace with one cutover their answers often coincide (refilling every bucket to the
+/// new capacity and topping it up on an increase return the same), so a catalogued design
+/// making one of them reproduces a design making another; their detectors exclude each other
+/// ([`capacity_top_up`], [`retroactive_rate`]), and only the probes tell them apart.
+const CUTOVER_GRANTS: [Mistake; 3] = [
+    Mistake::BudgetReset,
+    Mistake::CapacityTopUp,
+    Mistake::RetroactiveRate,
+];
+
+/// Whether a trace reproduced by a catalogued design making `shown` is evidence a design
+/// making `detected` can give: the same mistake, or two of the [`CUTOVER_GRANTS`].
+pub(crate) fn trace_allows(shown: Mistake, detected: Mistake) -> bool {
+    shown == detected || (CUTOVER_GRANTS.contains(&shown) && CUTOVER_GRANTS.contains(&detected))
+}
+
 /// The mistakes whose detectors fire on `design`, in the order of [`Mistake::ALL`].
 pub(crate) fn firing(design: Build) -> Vec<Mistake> {
     DETECTORS

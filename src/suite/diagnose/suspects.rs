@@ -12,7 +12,7 @@ use crate::model::Outcome;
 use crate::{Mistake, Requirement};
 
 use crate::suite::diagnose::battery::{alike, consistent, departs_on};
-use crate::suite::diagnose::detectors::detected;
+use crate::suite::diagnose::detectors::{detected, trace_allows};
 use crate::suite::diagnose::signature::{signature, Signature};
 use crate::suite::host::subject::Build;
 
@@ -99,19 +99,23 @@ pub(crate) fn agreed_mistake<'a>(like: impl IntoIterator<Item = &'a Lookalike>) 
 ///   [`Failure::kin`].
 ///
 /// - **Detection.** The mistake the [detectors](crate::suite::diagnose::detectors) find in
-///   `design` itself, if exactly one, is kept in [`Failure::detected`].
+///   `design` itself, if exactly one, is kept in [`Failure::detected`]. It is the failure's
+///   mistake when exact lookalikes make another one that a trace cannot tell from it
+///   ([`trace_allows`]).
 ///
 /// [`Failure::mistake`] is set from the replay's reproducers when there are any (all making one
 /// mistake, or one of them making the mistake the check saw itself); otherwise it is the
 /// mistake the check saw itself, if any, or the one all the kin make. The check's own
 /// observation is kept in [`Failure::seen`].
+/// The line that says a failure's mistake is the detectors' finding.
+const PROBED: &str = "Probes run on the design itself find the symptom of the mistake below.";
+
 /// Names the mistake the detectors found on the design in `failure`, unless the check saw
 /// another one itself (`seen`).
 fn name_detected(failure: &mut Failure, seen: Option<Mistake>) {
     if let Some(d) = failure.detected.filter(|d| seen.is_none_or(|m| m == *d)) {
         failure.mistake = Some(d);
-        failure
-            .push_detail("Probes run on the design itself find the symptom of the mistake below.");
+        failure.push_detail(PROBED);
     }
 }
 
@@ -187,6 +191,12 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
     } else {
         failure.seen.or_else(|| agreed_mistake(evidence))
     };
+    // Reproducers whose mistake a trace cannot tell from the one the probes find on the
+    // design itself (a refill to full at every cutover returns what a top-up returns on a
+    // capacity increase) give way to it.
+    let probed = failure.detected.filter(|d| {
+        exact && failure.mistake != Some(*d) && evidence.iter().all(|l| trace_allows(l.mistake, *d))
+    });
     let names: Vec<&str> = evidence.iter().map(|l| l.design.as_str()).collect();
     let plural = names.len() > 1;
     let (s, verb) = if plural { ("s", "") } else { ("", "s") };
@@ -225,6 +235,10 @@ pub(crate) fn diagnose(mut failure: Failure, suspects: &[Suspect], design: Build
         }
     }
     failure.push_detail(&note);
+    if let Some(d) = probed {
+        failure.mistake = Some(d);
+        failure.push_detail(PROBED);
+    }
     failure
 }
 

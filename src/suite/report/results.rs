@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use crate::suite::checks::table::CheckInfo;
 use crate::suite::checks::table::CHECKS;
 use crate::suite::core::backend::Backend;
+use crate::suite::diagnose::detectors::trace_allows;
 use crate::suite::report::test_code::test_code;
 use crate::suite::run::isolation::{CheckResult, Status};
 
@@ -85,7 +86,9 @@ impl Report {
     /// piece allows it alone (two checks allowing {A, B} and {A, C} single out nothing: a
     /// design making both B and C fits them too). A detected mistake is named instead when
     /// every piece of evidence allows it, alike departures aside (the detection, direct
-    /// evidence, outweighs them as a check's own sight does); otherwise nothing is named. Only when no sequential check gives
+    /// evidence, outweighs them as a check's own sight does; a trace reproduced by a design
+    /// making another cutover grant allows it too, as `trace_allows` in the detectors says); otherwise
+    /// nothing is named. Only when no sequential check gives
     /// evidence do the concurrency checks speak: the race named by the most of them, the
     /// earliest in suite order on a tie.
     pub fn diagnosis(&self) -> Option<crate::Mistake> {
@@ -172,7 +175,10 @@ impl Report {
         // it (a failed check with none allows anything); otherwise the evidence contradicts
         // the detection, and nothing is named.
         if let Some(d) = detected {
-            return firm.iter().all(|e| e.contains(&d)).then_some(d);
+            return firm
+                .iter()
+                .all(|e| e.iter().any(|m| trace_allows(*m, d)))
+                .then_some(d);
         }
         if evidence.is_empty() {
             return races.iter().copied().max_by_key(|m| {
