@@ -2,7 +2,7 @@
 //!
 //! When a concurrency check fails under shuttle or loom, the shrunk scenario, the backend,
 //! the search that found the failing execution and its number are written as JSON to
-//! `<target dir>/ratelimit-lab/counterexamples/<check>-<hash>.json`, in the target directory
+//! `<target dir>/ratelimit-lab/<check>-<hash>.json`, in the target directory
 //! of the crate whose tests (or command) ran ([`directory`]). Setting [`REPLAY`](crate::suite::core::env::REPLAY) to
 //! that file and running the same check again, built in the same mode, explores only that
 //! scenario; the searches are seeded (shuttle) or exhaustive in a fixed order (loom), so the
@@ -47,8 +47,8 @@ pub struct Counterexample {
 
 impl Counterexample {
     /// Writes it in [`directory`] (atomically: a temporary file, then a rename) and returns
-    /// the path. The name holds a hash of the content, so the same
-    /// counterexample found twice is one file.
+    /// the path. The name holds the check and 32 bits of a hash of the content, so the same
+    /// counterexample found twice is one file, and the command that replays it fits a line.
     ///
     /// # Errors
     ///
@@ -58,9 +58,9 @@ impl Counterexample {
         let dir = directory();
         std::fs::create_dir_all(&dir)?;
         let path = dir.join(format!(
-            "{}-{:016x}.json",
+            "{}-{:08x}.json",
             self.check,
-            fnv1a(json.as_bytes())
+            fnv1a(json.as_bytes()) >> 32
         ));
         let partial = dir.join(format!(
             ".{}-{}-{:?}.partial",
@@ -94,13 +94,13 @@ impl Counterexample {
     }
 }
 
-/// Where counterexamples are saved: `ratelimit-lab/counterexamples` in the cargo target
+/// Where counterexamples are saved: `ratelimit-lab` in the cargo target
 /// directory holding the running executable (the nearest ancestor with cargo's
 /// `CACHEDIR.TAG`), so that each crate keeps its own and `cargo clean` removes them; outside a
 /// target directory, `ratelimit-lab` in the system's temporary directory.
 pub fn directory() -> PathBuf {
     match built_in() {
-        Some(target) => target.join("ratelimit-lab").join("counterexamples"),
+        Some(target) => target.join("ratelimit-lab"),
         None => std::env::temp_dir().join("ratelimit-lab"),
     }
 }
@@ -187,16 +187,14 @@ mod tests {
 
     #[test]
     fn the_replay_line_is_the_command_that_ran_or_the_test_run() {
-        let path = Path::new("/t/ratelimit-lab/counterexamples/c-1.json");
+        let path = Path::new("/t/ratelimit-lab/c-1.json");
         assert_eq!(
             super::replay_lines(Some("cargo run -- explore --design X --replay"), path, "c"),
-            "  cargo run -- explore --design X --replay /t/ratelimit-lab/counterexamples/c-1.json\n"
+            "  cargo run -- explore --design X --replay /t/ratelimit-lab/c-1.json\n"
         );
         let test_run = super::replay_lines(None, path, "r3_check");
         assert!(
-            test_run.starts_with(
-                "  RATELIMIT_LAB_REPLAY=/t/ratelimit-lab/counterexamples/c-1.json \\\n"
-            ),
+            test_run.starts_with("  RATELIMIT_LAB_REPLAY=/t/ratelimit-lab/c-1.json \\\n"),
             "{test_run}"
         );
         assert!(test_run.ends_with("  -- r3_check\n"), "{test_run}");
@@ -206,12 +204,8 @@ mod tests {
     fn counterexamples_are_kept_in_the_target_directory_of_the_tests() {
         // This test runs from cargo's target directory, which holds CACHEDIR.TAG.
         let dir = super::directory();
-        assert!(
-            dir.ends_with("ratelimit-lab/counterexamples"),
-            "{}",
-            dir.display()
-        );
-        let target = dir.parent().and_then(Path::parent);
+        assert!(dir.ends_with("ratelimit-lab"), "{}", dir.display());
+        let target = dir.parent();
         assert!(
             target.is_some_and(|t| t.join("CACHEDIR.TAG").is_file()),
             "{}",
