@@ -646,29 +646,31 @@ fn retry_estimate(design: Build) -> bool {
 /// [`Mistake::WindowReset`]: one key, calls in time order, every call before the last
 /// admitted by the specification: a spend across a second's boundary, a whole bucket again a
 /// second after it was spent (two tokens earned), a spend after a long idle time, a refill of
-/// half a token after a refill of one, a whole bucket twice at once.
-/// Fires when the first call the design admits or refuses otherwise is one it admits and
+/// half a token after a refill of one, a whole bucket twice at once, and the seed's change
+/// exercise (capacity 1, 3 tokens/s: the token is back at 333333334 ns, not a nanosecond
+/// earlier). Fires when the first call the design admits or refuses otherwise is one it admits and
 /// the specification refuses: more than the bucket's capacity plus what it earned passes. No
 /// rejection, cutover, eviction, second key or error comes before it, so only the refill and
 /// the admission can be at fault.
 fn window_reset(design: Build) -> bool {
     let probes = [
-        vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)],
-        vec![allow("k", 10, 0), allow("k", 10, SECOND)],
-        vec![
+        small(vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)]),
+        small(vec![allow("k", 10, 0), allow("k", 10, SECOND)]),
+        small(vec![
             allow("k", 1, 0),
             allow("k", 10, 60 * SECOND),
             allow("k", 10, 60 * SECOND),
-        ],
-        vec![
+        ]),
+        small(vec![
             allow("k", 10, 0),
             allow("k", 1, 500 * MS),
             allow("k", 1, 750 * MS),
-        ],
-        vec![allow("k", 10, 0), allow("k", 10, 0)],
+        ]),
+        small(vec![allow("k", 10, 0), allow("k", 10, 0)]),
+        probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 333_333_333)]),
     ];
-    probes.into_iter().any(|ops| {
-        both(design, &small(ops)).is_some_and(|(mine, theirs)| {
+    probes.iter().any(|p| {
+        both(design, p).is_some_and(|(mine, theirs)| {
             let at = mine
                 .iter()
                 .zip(&theirs)
@@ -683,9 +685,10 @@ fn window_reset(design: Build) -> bool {
 }
 
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
-/// to a larger capacity, after which fullness is the new policy's), beside a whole-capacity
-/// request on that key at the sweep's instant: a bucket is full exactly when such a request
-/// would pass. Fires when the design answers that request as the specification does (the
+/// to a larger capacity, after which fullness is the new policy's, and before a cutover at the
+/// sweep's own instant, which judges fullness as any other), beside a whole-capacity request
+/// on that key at the sweep's instant: a bucket is full exactly when such a request would
+/// pass. Fires when the design answers that request as the specification does (the
 /// control: its refill to that instant is right, and so is the first spend) yet removes the
 /// key where the specification keeps it, or keeps it where the specification removes it;
 /// a new key's whole-capacity request must pass and a spent key's must not (the design's
@@ -712,6 +715,12 @@ fn idle_eviction(design: Build) -> bool {
         (vec![allow("k", 1, 0)], 10, 500 * MS),
         (cutover(1), 20, SECOND),
         (cutover(1), 20, 10 * SECOND),
+        // At the instant a cutover raised the observed time to: a bucket full then is full.
+        (
+            vec![allow("k", 1, 0), replace(2, 10, 2, 1, 10 * SECOND)],
+            10,
+            10 * SECOND,
+        ),
     ];
     // Whether a sweep removed the one key (consistently with the key count after it).
     let removed = |o: &[Outcome], at: usize| match (o.get(at), o.get(at + 1)) {
@@ -1040,7 +1049,8 @@ fn resets_budgets(design: Build) -> bool {
 
 /// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an existing key
 /// spends the whole new capacity, which the specification refuses (the worked example; and a long
-/// idle time under the old rate, then a rate no higher), its calls before answered as specified,
+/// idle time under the old rate, then a rate no higher; and a cutover to a smaller capacity
+/// followed at the same instant by one back to the larger), its calls before answered as specified,
 /// while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller
 /// capacity settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
 fn tops_up(design: Build) -> bool {
@@ -1062,6 +1072,26 @@ fn tops_up(design: Build) -> bool {
         ],
     ];
     let grants = probes.into_iter().any(|ops| grants_more(design, ops));
+    // Clamped to 5, then back to capacity 10 at the same instant: still 5 tokens, as the
+    // design holds after the first cutover alone. No time elapses, so no refill reaches the
+    // answer. A design that settles no bucket at a cutover (the rate's symptom) clamps only
+    // when a bucket is next touched and answers so too: that is the retroactive rate.
+    let clamped = small(vec![
+        allow("k", 1, 0),
+        replace(2, 5, 2, 1, 0),
+        allow("k", 6, 0),
+    ]);
+    let back_up = as_specified(design, &clamped)
+        && !rate_before_cutover(design)
+        && grants_more(
+            design,
+            vec![
+                allow("k", 1, 0),
+                replace(2, 5, 2, 1, 0),
+                replace(3, 10, 2, 2, 0),
+                allow("k", 6, 0),
+            ],
+        );
     let ceiling = 5 * u128::from(UNITS_PER_TOKEN);
     let unclamped = run(
         design,
@@ -1073,7 +1103,7 @@ fn tops_up(design: Build) -> bool {
             .values()
             .any(|b| b.last_nanos == 500 * MS && b.units > ceiling)
     });
-    (grants && refuses_more_than_held(design)) || unclamped
+    ((grants || back_up) && refuses_more_than_held(design)) || unclamped
 }
 
 /// [`Mistake::BudgetReset`]: [`resets_budgets`]. A correct cutover keeps every tracked key
@@ -1091,15 +1121,24 @@ fn capacity_top_up(design: Build) -> bool {
     !resets_budgets(design) && !window_reset(design) && tops_up(design)
 }
 
-/// [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the worked example at
-/// 0.5 s) and down: the credit earned before it is the old rate's. Fires when what the design
-/// answers after the cutover differs from the specification, while the same calls without the
-/// cutover are answered as specified (the control: refill and reporting are right), a cost equal to
-/// the balance passes at the cutover's own instant (admission after a cutover is right where no
-/// time elapsed) and the design neither resets budgets nor tops them up (the other cutover
-/// mistakes) nor admits more than it earned without a cutover ([`window_reset`]). The capacity
-/// stays, so no clamp and no new capacity is involved.
+/// [`Mistake::RetroactiveRate`]: [`rate_before_cutover`], when the design neither resets
+/// budgets nor tops them up (the other cutover mistakes) nor admits more than it earned without
+/// a cutover ([`window_reset`]).
 fn retroactive_rate(design: Build) -> bool {
+    rate_before_cutover(design)
+        && !resets_budgets(design)
+        && !tops_up(design)
+        && !window_reset(design)
+}
+
+/// The symptom of [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the
+/// worked example at 0.5 s) and down: the credit earned before it is the old rate's. Whether
+/// what the design answers after the cutover differs from the specification, while the same
+/// calls without the cutover are answered as specified (the control: refill and reporting are
+/// right) and a cost equal to the balance passes at the cutover's own instant (admission after
+/// a cutover is right where no time elapsed). The capacity stays, so no clamp and no new
+/// capacity is involved.
+fn rate_before_cutover(design: Build) -> bool {
     let control = small(vec![
         allow("k", 10, 0),
         allow("k", 1, 500 * MS),
@@ -1135,9 +1174,6 @@ fn retroactive_rate(design: Build) -> bool {
     ]);
     as_specified(design, &control)
         && as_specified(design, &at_cutover)
-        && !resets_budgets(design)
-        && !tops_up(design)
-        && !window_reset(design)
         && probes.iter().any(|p| {
             both(design, p).is_some_and(|(mine, theirs)| {
                 mine.len() == theirs.len()

@@ -58,6 +58,20 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
         }
     }
     let (shrunk, found) = shrink(subject, scenario, found);
+    // The shrunk scenario is small: every order of its calls one at a time can be tried, and
+    // a design already wrong in one of them (an answer that depends on which call came
+    // first, not on calls overlapping) gets that difference too.
+    let few = shrunk.clone();
+    match in_execution(move || in_any_order(subject, &few)) {
+        Ok(Some(f)) => return Err(f),
+        Ok(None) => {}
+        Err(panic) => {
+            return Err(Failure::new(format!(
+                "the design panicked when the scenario's calls ran one at a time: {panic}"
+            ))
+            .as_panic())
+        }
+    }
     let check = CURRENT_CHECK.with(std::cell::Cell::get);
     let replay = if Backend::current().is_controlled() {
         save_for_replay(&shrunk, &found, check)
@@ -441,9 +455,77 @@ fn sequential_first(subject: Subject, scenario: &Scenario) -> Option<Failure> {
     })
 }
 
+/// The most orders [`in_any_order`] tries: every order of a shrunk scenario's calls (two
+/// threads of three calls each have 20).
+const ORDERS: usize = 70;
+
+/// Every order of the scenario's calls one at a time that keeps each thread's calls in their
+/// order (up to [`ORDERS`] of them), each on a fresh instance: the first sequential difference
+/// from the specification, if the design already has one in some order.
+fn in_any_order(subject: Subject, scenario: &Scenario) -> Option<Failure> {
+    orders(scenario, ORDERS).iter().find_map(|pick| {
+        run_sequentially_subject(subject, scenario, pick)
+            .err()
+            .map(|f| {
+                already_wrong(
+                    f,
+                    "a concurrent scenario's calls, run one at a time in an order a schedule can give them",
+                )
+            })
+    })
+}
+
+/// Up to `limit` orders of the scenario's calls, each a list of thread indices (the thread
+/// whose next call comes next), every thread's calls in their order.
+fn orders(scenario: &Scenario, limit: usize) -> Vec<Vec<usize>> {
+    fn extend(left: &mut [usize], pick: &mut Vec<usize>, out: &mut Vec<Vec<usize>>, limit: usize) {
+        if out.len() >= limit {
+            return;
+        }
+        if left.iter().all(|n| *n == 0) {
+            out.push(pick.clone());
+            return;
+        }
+        for t in 0..left.len() {
+            if left[t] > 0 {
+                left[t] -= 1;
+                pick.push(t);
+                extend(left, pick, out, limit);
+                pick.pop();
+                left[t] += 1;
+            }
+        }
+    }
+    let mut left: Vec<usize> = scenario.threads.iter().map(Vec::len).collect();
+    let mut out = Vec::new();
+    extend(&mut left, &mut Vec::new(), &mut out, limit);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_order_keeps_each_threads_calls_in_order() {
+        let call = Op::Allow {
+            key: "k".into(),
+            cost: 1,
+            now: 0,
+        };
+        let scenario = Scenario {
+            policy: Policy::new(1, 10, 2).expect("a valid policy"),
+            max_keys: 4,
+            init: vec![],
+            threads: vec![vec![call.clone(); 2], vec![call.clone()]],
+            post: vec![],
+        };
+        assert_eq!(
+            orders(&scenario, ORDERS),
+            vec![vec![0, 0, 1], vec![0, 1, 0], vec![1, 0, 0]]
+        );
+        assert_eq!(orders(&scenario, 2).len(), 2);
+    }
 
     #[test]
     fn many_threads_shrink_to_two_or_half_first() {
