@@ -46,32 +46,12 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
     }
     // Sequential first: a design already wrong one call at a time gets that difference,
     // never "not atomic".
-    let calls = scenario.clone();
-    match in_execution(move || sequential_first(subject, &calls)) {
-        Ok(Some(f)) => return Err(f),
-        Ok(None) => {}
-        Err(panic) => {
-            return Err(Failure::new(format!(
-                "the design panicked when the scenario's calls ran one at a time: {panic}"
-            ))
-            .as_panic())
-        }
-    }
+    one_at_a_time(subject, scenario, sequential_first)?;
     let (shrunk, found) = shrink(subject, scenario, found);
     // The shrunk scenario is small: every order of its calls one at a time can be tried, and
     // a design already wrong in one of them (an answer that depends on which call came
     // first, not on calls overlapping) gets that difference too.
-    let few = shrunk.clone();
-    match in_execution(move || in_any_order(subject, &few)) {
-        Ok(Some(f)) => return Err(f),
-        Ok(None) => {}
-        Err(panic) => {
-            return Err(Failure::new(format!(
-                "the design panicked when the scenario's calls ran one at a time: {panic}"
-            ))
-            .as_panic())
-        }
-    }
+    one_at_a_time(subject, &shrunk, in_any_order)?;
     let check = CURRENT_CHECK.with(std::cell::Cell::get);
     let replay = if Backend::current().is_controlled() {
         save_for_replay(&shrunk, &found, check)
@@ -428,6 +408,24 @@ pub fn replay_subject(subject: Subject, cx: &Counterexample, file: &str) -> Resu
             found.execution, found.search
         ))
         .with_detail(format!("{}\n{}", cx.scenario.in_words(), found.why))),
+    }
+}
+
+/// Runs `orders` (the scenario's calls one at a time, in some orders) inside an execution of
+/// the backend: the sequential difference it finds, or the design's panic, as the failure.
+fn one_at_a_time(
+    subject: Subject,
+    scenario: &Scenario,
+    orders: fn(Subject, &Scenario) -> Option<Failure>,
+) -> Result<(), Failure> {
+    let calls = scenario.clone();
+    match in_execution(move || orders(subject, &calls)) {
+        Ok(None) => Ok(()),
+        Ok(Some(f)) => Err(f),
+        Err(panic) => Err(Failure::new(format!(
+            "the design panicked when the scenario's calls ran one at a time: {panic}"
+        ))
+        .as_panic()),
     }
 }
 
