@@ -153,15 +153,26 @@ pub(crate) fn r1_whole_tokens_are_floored(subject: Subject) -> Check {
     Ok(())
 }
 
+/// A key no correct design refuses: long (140 bytes), with characters of several bytes.
+pub(crate) const LONG_KEY: &str = concat!(
+    "tenant-42/user:",
+    "0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef",
+    "0123456789abcdef0123456789abcdef",
+    "0123456789abcdef",
+    "/ключ/鍵"
+);
+
 /// Blank keys (in Java's sense of white space) and impossible costs are refused, the key
-/// first.
+/// first; a no-break space and a long key are keys like any other.
 pub(crate) fn r1_invalid_input_is_refused(subject: Subject) -> Check {
-    let mut p = Probe::of(subject, CAP10_RATE2, 2)?;
+    let mut p = Probe::of(subject, CAP10_RATE2, 3)?;
     p.allow("k", 4, 100)?;
     for key in ["", " ", "\t\n", "\u{2003}", "\u{1f}"] {
         p.allow(key, 1, 100)?;
     }
     p.allow("\u{a0}", 1, 100)?;
+    p.allow(LONG_KEY, 1, 100)?;
     for cost in [0, 11, u64::MAX] {
         p.allow("k", cost, 100)?;
     }

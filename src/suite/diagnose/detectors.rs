@@ -26,6 +26,7 @@ use crate::model::same_state::balances;
 use crate::model::{Op, Outcome};
 use crate::{Decision, LimitError, Mistake, Policy, Snapshot, MAX_QUANTITY, UNITS_PER_TOKEN};
 
+use crate::suite::checks::examples::LONG_KEY;
 use crate::suite::diagnose::battery::{
     allow, at_the_extremes, replace, run_calls, spec, MS, SECOND,
 };
@@ -145,6 +146,7 @@ fn input_validation(design: Build) -> bool {
         (" \t", 1),
         ("\u{1f}", 1),
         ("\u{a0}", 1),
+        (LONG_KEY, 1),
         ("k", 0),
         ("k", 11),
         ("k", 1),
@@ -347,6 +349,7 @@ fn stale_time(design: Build) -> bool {
         ],
         vec![allow("k", 1, SECOND), replace(2, 10, 2, 1, SECOND)],
         vec![replace(2, 10, 2, 1, SECOND), allow("k", 1, 0)],
+        vec![Op::EvictFull { now: SECOND }, replace(2, 10, 2, 1, 0)],
     ];
     probes.into_iter().any(|ops| {
         both(design, &small(ops)).is_some_and(|(mut mine, mut theirs)| {
@@ -781,8 +784,9 @@ fn builds_unbounded(design: Build) -> bool {
 /// and a tracked key (the specification serves it). Whether the design serves the new key
 /// while it keeps every tracked key (a spent one it drops to make room is [`idle_eviction`]'s;
 /// a full one it drops is still a key beyond the bound), counts more keys than the bound
-/// after serving one beyond it, or refuses the tracked key with `KeyCapacityReached`. Every
-/// call is at the same time, so no time slip reaches the answer.
+/// after serving one beyond it, or refuses the tracked key with `KeyCapacityReached` (also once
+/// it has refilled to full: it is still tracked). Every other call is at the same time, so no
+/// time slip reaches the answer.
 fn answers_otherwise_at_bound(design: Build) -> bool {
     let at_bound = [
         (1, vec![allow("a", 1, 0), allow("b", 1, 0)]),
@@ -796,6 +800,8 @@ fn answers_otherwise_at_bound(design: Build) -> bool {
             2,
             vec![allow("a", 1, 0), allow("b", 1, 0), allow("a", 1, 0)],
         ),
+        // A tracked key refilled to full is still tracked.
+        (1, vec![allow("a", 1, 0), allow("a", 1, 10 * SECOND)]),
     ];
     at_bound.into_iter().any(|(max_keys, ops)| {
         let p = probe(10, 2, max_keys, ops);
@@ -1146,7 +1152,8 @@ fn retroactive_rate(design: Build) -> bool {
 }
 
 /// The symptom of [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the
-/// worked example at 0.5 s) and down: the credit earned before it is the old rate's. Whether
+/// worked example at 0.5 s) and down: the credit earned before it is the old rate's, and after
+/// it the new rate's. Whether
 /// what the design answers after the cutover differs from the specification, while the same
 /// calls without the cutover are answered as specified (the control: refill and reporting are
 /// right) and a cost equal to the balance passes at the cutover's own instant (admission after
@@ -1178,6 +1185,13 @@ fn rate_before_cutover(design: Build) -> bool {
             replace(2, 10, 4, 1, 2 * SECOND),
             allow("k", 4, 2 * SECOND),
             allow("k", 1, 2 * SECOND),
+        ]),
+        // After the cutover the new rate: 1 token by 0.5 s, 2 more by 1 s.
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 4, 1, 500 * MS),
+            allow("k", 3, SECOND),
+            allow("k", 1, SECOND),
         ]),
     ];
     // At the cutover's own instant no rate applies yet: a cost equal to the balance passes.
