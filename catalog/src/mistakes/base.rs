@@ -238,6 +238,16 @@ pub(super) mod test_support {
         Policy::new(version, capacity, rate).expect("valid policy")
     }
 
+    /// Spend the whole bucket, cut over to version 2 of the same policy at the same instant,
+    /// and spend it again: the key count after the cutover and the second spend's outcome.
+    pub(crate) fn spend_across_a_no_op_cutover<L: Limiter>() -> (usize, Result<Decision, LimitError>)
+    {
+        let l: L = limiter(10, 2, 8);
+        l.allow("k", 10, 0).unwrap();
+        l.replace_policy(policy(2, 10, 2), 1, 0).unwrap();
+        (l.key_count(), l.allow("k", 10, 0))
+    }
+
     /// The successful outcome of an `allow`.
     pub(crate) fn ok(
         allowed: bool,

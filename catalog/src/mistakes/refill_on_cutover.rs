@@ -57,15 +57,8 @@ impl Limiter for RefillOnCutover {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::mistakes::base::test_support::{limiter, ok, policy};
+    use crate::mistakes::base::test_support::{ok, spend_across_a_no_op_cutover};
     use ratelimit_lab_reference::TokenBucket;
-
-    fn spend_across_a_no_op_cutover<L: Limiter>() -> (usize, Result<Decision, LimitError>) {
-        let l: L = limiter(10, 2, 8);
-        l.allow("k", 10, 0).unwrap();
-        l.replace_policy(policy(2, 10, 2), 1, 0).unwrap();
-        (l.key_count(), l.allow("k", 10, 0))
-    }
 
     #[test]
     fn a_version_bump_refills_every_key_it_keeps() {
