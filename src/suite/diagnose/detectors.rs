@@ -10,8 +10,9 @@
 //! design that the contract makes equal, so a correct design never fires a detector. Many
 //! detectors compare the design with itself (the same calls with and without an error, a new
 //! key beside an old key that refilled to full): the comparison cancels whatever else the
-//! design does wrong. The three cutover detectors are exclusive by construction: a budget
-//! reset excludes a top-up, and either excludes a retroactive rate. That a detector fires on
+//! design does wrong. Where one mistake's symptom explains another's, the table of detectors
+//! ([`DETECTORS`]) says so: a detector does not fire while a symptom it names `unless` shows
+//! (the three cutover detectors thus exclude each other). That a detector fires on
 //! no catalogued design making another mistake is tested, not proven: the unit test below
 //! iterates the catalog.
 //!
@@ -442,8 +443,8 @@ fn new_key_not_full(design: Build) -> bool {
 ///   cutover), and the half left refused once it has refilled to a whole token, while the
 ///   same calls without the cutover are answered as specified.
 ///
-/// None fires for a design that admits more than it earned with one key, no rejection and no
-/// cutover ([`window_reset`]'s symptom): that slip explains each of these comparisons too.
+/// Its row in [`DETECTORS`] fires unless [`window_reset`] does: a design that admits more than
+/// it earned with one key, no rejection and no cutover explains each of these comparisons too.
 fn dropped_fraction(design: Build) -> bool {
     let control = small(vec![
         allow("k", 10, 0),
@@ -547,9 +548,7 @@ fn dropped_fraction(design: Build) -> bool {
             mine.get(..3) == theirs.get(..3)
                 && matches!((mine.get(3), theirs.get(3)), (Some(m), Some(t)) if refused(m) && admitted(t))
         });
-    // A design that admits more than it earned in the plainest setting (one key, no
-    // rejection, no cutover: [`window_reset`]'s symptom) explains these departures too.
-    (lost || misreported || drops_from_snapshot || floors_at_cutover) && !window_reset(design)
+    lost || misreported || drops_from_snapshot || floors_at_cutover
 }
 
 /// [`Mistake::RetryEstimate`], two symptoms.
@@ -1069,8 +1068,7 @@ fn resets_budgets(design: Build) -> bool {
 
 /// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an existing key
 /// spends the whole new capacity, which the specification refuses (the worked example; and a long
-/// idle time under the old rate, then a rate no higher; and a cutover to a smaller capacity
-/// followed at the same instant by one back to the larger), its calls before answered as specified,
+/// idle time under the old rate, then a rate no higher), its calls before answered as specified,
 /// while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller
 /// capacity settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
 fn tops_up(design: Build) -> bool {
@@ -1092,26 +1090,6 @@ fn tops_up(design: Build) -> bool {
         ],
     ];
     let grants = probes.into_iter().any(|ops| grants_more(design, ops));
-    // Clamped to 5, then back to capacity 10 at the same instant: still 5 tokens, as the
-    // design holds after the first cutover alone. No time elapses, so no refill reaches the
-    // answer. A design that settles no bucket at a cutover (the rate's symptom) clamps only
-    // when a bucket is next touched and answers so too: that is the retroactive rate.
-    let clamped = small(vec![
-        allow("k", 1, 0),
-        replace(2, 5, 2, 1, 0),
-        allow("k", 6, 0),
-    ]);
-    let back_up = as_specified(design, &clamped)
-        && !rate_before_cutover(design)
-        && grants_more(
-            design,
-            vec![
-                allow("k", 1, 0),
-                replace(2, 5, 2, 1, 0),
-                replace(3, 10, 2, 2, 0),
-                allow("k", 6, 0),
-            ],
-        );
     let ceiling = 5 * u128::from(UNITS_PER_TOKEN);
     let unclamped = run(
         design,
@@ -1123,32 +1101,33 @@ fn tops_up(design: Build) -> bool {
             .values()
             .any(|b| b.last_nanos == 500 * MS && b.units > ceiling)
     });
-    ((grants || back_up) && refuses_more_than_held(design)) || unclamped
+    (grants && refuses_more_than_held(design)) || unclamped
 }
 
-/// [`Mistake::BudgetReset`]: [`resets_budgets`]. A correct cutover keeps every tracked key
-/// and clamps it, which never raises a balance.
-fn budget_reset(design: Build) -> bool {
-    resets_budgets(design)
-}
-
-/// [`Mistake::CapacityTopUp`]: [`tops_up`], when the design does not reset budgets (a reset grants
-/// a whole new capacity too, and is the other mistake) and grants no more than the specification
-/// without a cutover ([`window_reset`]'s symptom: a balance above the capacity, which a cutover to
-/// a larger capacity then only lets through). A correct cutover settles the old policy's credit and
-/// clamps: neither raises a balance.
-fn capacity_top_up(design: Build) -> bool {
-    !resets_budgets(design) && !window_reset(design) && tops_up(design)
-}
-
-/// [`Mistake::RetroactiveRate`]: [`rate_before_cutover`], when the design neither resets
-/// budgets nor tops them up (the other cutover mistakes) nor admits more than it earned without
-/// a cutover ([`window_reset`]).
-fn retroactive_rate(design: Build) -> bool {
-    rate_before_cutover(design)
-        && !resets_budgets(design)
-        && !tops_up(design)
-        && !window_reset(design)
+/// The other symptom of [`Mistake::CapacityTopUp`]: a cutover to a smaller capacity followed at
+/// the same instant by one back to the larger lets a key spend more than the clamp left it.
+/// Clamped to 5, then back to capacity 10 at the same instant: still 5 tokens, as the design
+/// holds after the first cutover alone (the control), and without a cutover it refuses more than
+/// it holds ([`refuses_more_than_held`]). No time elapses, so no refill reaches the answer. A
+/// design that settles no bucket at a cutover clamps only when a bucket is next touched and
+/// answers so too: that is the retroactive rate, which its row in [`DETECTORS`] gives way to.
+fn backs_up(design: Build) -> bool {
+    let clamped = small(vec![
+        allow("k", 1, 0),
+        replace(2, 5, 2, 1, 0),
+        allow("k", 6, 0),
+    ]);
+    as_specified(design, &clamped)
+        && grants_more(
+            design,
+            vec![
+                allow("k", 1, 0),
+                replace(2, 5, 2, 1, 0),
+                replace(3, 10, 2, 2, 0),
+                allow("k", 6, 0),
+            ],
+        )
+        && refuses_more_than_held(design)
 }
 
 /// The symptom of [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the
@@ -1277,70 +1256,98 @@ fn unchecked_fixed_point(design: Build) -> bool {
         })
 }
 
-/// One detector: the mistake it names and the probe that decides whether it fires.
+/// A symptom: a fixed set of probes run on a design, and whether the design shows it.
+type Symptom = fn(Build) -> bool;
+
+/// One detector: the mistake it names, the symptom that makes it fire, and the symptoms of
+/// other mistakes that explain that symptom too (it does not fire when one of them shows).
 struct Detector {
     mistake: Mistake,
-    fires: fn(Build) -> bool,
+    fires: Symptom,
+    unless: &'static [Symptom],
 }
 
-/// Every detector, one per sequential mistake the seed names, in the order of
-/// [`Mistake::ALL`].
-const DETECTORS: [Detector; 14] = [
+/// Every detector, at least one per sequential mistake the seed names, in the order of
+/// [`Mistake::ALL`]. The exclusions are the whole of the rules between detectors: a design
+/// that admits more than it earned without a cutover ([`window_reset`]) explains a dropped
+/// fraction and the cutover grants; a budget reset (a whole new capacity) explains a top-up and
+/// a retroactive rate; a top-up explains a retroactive rate, and a design that settles no
+/// bucket at a cutover ([`rate_before_cutover`]) explains a capacity raised back at one instant.
+const DETECTORS: [Detector; 15] = [
     Detector {
         mistake: Mistake::WindowReset,
         fires: window_reset,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::NewKeyNotFull,
         fires: new_key_not_full,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::DroppedFraction,
         fires: dropped_fraction,
+        unless: &[window_reset],
     },
     Detector {
         mistake: Mistake::RetryEstimate,
         fires: retry_estimate,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::UncheckedFixedPoint,
         fires: unchecked_fixed_point,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::StaleTime,
         fires: stale_time,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::InputValidation,
         fires: input_validation,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::MutationBeforeValidation,
         fires: mutation_before_validation,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::IdleEviction,
         fires: idle_eviction,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::UntrackedKeys,
         fires: untracked_keys,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::RetroactiveRate,
-        fires: retroactive_rate,
+        fires: rate_before_cutover,
+        unless: &[resets_budgets, tops_up, window_reset],
     },
     Detector {
         mistake: Mistake::CapacityTopUp,
-        fires: capacity_top_up,
+        fires: tops_up,
+        unless: &[resets_budgets, window_reset],
+    },
+    Detector {
+        mistake: Mistake::CapacityTopUp,
+        fires: backs_up,
+        unless: &[resets_budgets, window_reset, rate_before_cutover],
     },
     Detector {
         mistake: Mistake::UnguardedVersion,
         fires: unguarded_version,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::BudgetReset,
-        fires: budget_reset,
+        fires: resets_budgets,
+        unless: &[],
     },
 ];
 
@@ -1348,7 +1355,7 @@ const DETECTORS: [Detector; 14] = [
 /// On a trace with one cutover their answers often coincide (refilling every bucket to the
 /// new capacity and topping it up on an increase return the same), so a catalogued design
 /// making one of them reproduces a design making another; their detectors exclude each other
-/// ([`capacity_top_up`], [`retroactive_rate`]), and only the probes tell them apart.
+/// (the `unless` of their rows in [`DETECTORS`]), and only the probes tell them apart.
 const CUTOVER_GRANTS: [Mistake; 3] = [
     Mistake::BudgetReset,
     Mistake::CapacityTopUp,
@@ -1361,13 +1368,25 @@ pub(crate) fn trace_allows(shown: Mistake, detected: Mistake) -> bool {
     shown == detected || (CUTOVER_GRANTS.contains(&shown) && CUTOVER_GRANTS.contains(&detected))
 }
 
-/// The mistakes whose detectors fire on `design`, in the order of [`Mistake::ALL`].
+/// The mistakes whose detectors fire on `design`, each once, in the order of [`Mistake::ALL`].
+/// Each symptom is probed at most once, however many rows name it.
 pub(crate) fn firing(design: Build) -> Vec<Mistake> {
-    DETECTORS
-        .iter()
-        .filter(|d| (d.fires)(design))
-        .map(|d| d.mistake)
-        .collect()
+    let mut seen: Vec<(Symptom, bool)> = Vec::new();
+    let mut shows = |symptom: Symptom| {
+        if let Some((_, shown)) = seen.iter().find(|(s, _)| std::ptr::fn_addr_eq(*s, symptom)) {
+            return *shown;
+        }
+        let shown = symptom(design);
+        seen.push((symptom, shown));
+        shown
+    };
+    let mut fired = Vec::new();
+    for d in &DETECTORS {
+        if !fired.contains(&d.mistake) && shows(d.fires) && !d.unless.iter().any(|u| shows(*u)) {
+            fired.push(d.mistake);
+        }
+    }
+    fired
 }
 
 /// The one mistake the detectors find in `design`: `None` when none fires, or when
@@ -1412,7 +1431,7 @@ mod tests {
         let mut problems = Vec::new();
         for m in Mistake::ALL {
             let detectors = DETECTORS.iter().filter(|d| d.mistake == m).count();
-            if detectors != usize::from(!m.is_race()) {
+            if (detectors > 0) == m.is_race() {
                 problems.push(format!("{m:?} has {detectors} detectors"));
             }
         }
