@@ -322,7 +322,7 @@ fn mutation_before_validation(design: Build) -> bool {
 }
 
 /// [`Mistake::StaleTime`]: calls older than the newest time the limiter has seen (on the same key,
-/// on another key, on a new key, after a cleanup, after a refused call, at a cutover, a cutover
+/// on another key, on a new key one nanosecond older, after a cleanup, after a refused call, at a cutover, a cutover
 /// with a stale version too) and calls at an equal time. Fires when the design does not refuse with
 /// `TimeWentBackwards` a call the specification refuses so, or refuses so a call the specification
 /// serves, the calls before it answered in kind as specified (admitted, refused, the same error: a
@@ -334,6 +334,7 @@ fn stale_time(design: Build) -> bool {
         vec![allow("k", 1, SECOND), allow("k", 1, 0)],
         vec![allow("a", 1, SECOND), allow("b", 1, 0)],
         vec![allow("a", 1, SECOND), allow("b", 1, SECOND)],
+        vec![allow("a", 1, SECOND), allow("b", 1, SECOND - 1)],
         vec![allow("k", 1, 0), allow("k", 1, 0)],
         vec![allow("k", 4, 100), replace(2, 10, 2, 7, 5)],
         vec![allow("k", 4, 100), replace(2, 10, 2, 1, 5)],
@@ -653,7 +654,10 @@ fn retry_estimate(design: Build) -> bool {
 /// earlier). Fires when the first call the design admits or refuses otherwise is one it admits and
 /// the specification refuses: more than the bucket's capacity plus what it earned passes. No
 /// rejection, cutover, eviction, second key or error comes before it, so only the refill and
-/// the admission can be at fault.
+/// the admission can be at fault. Also fires when a rejection restores the whole burst: a spent
+/// bucket refused one token (answered as specified), then asked for its whole capacity at the
+/// same instant, at 0 and at 100 ms (0.2 tokens earned), and admitted. A rejection that only
+/// keeps credit it should have stored (the dropped fraction's symptom) restores no whole bucket.
 fn window_reset(design: Build) -> bool {
     let probes = [
         small(vec![allow("k", 10, SECOND - 1), allow("k", 10, SECOND)]),
@@ -671,19 +675,32 @@ fn window_reset(design: Build) -> bool {
         small(vec![allow("k", 10, 0), allow("k", 10, 0)]),
         probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 333_333_333)]),
     ];
-    probes.iter().any(|p| {
-        both(design, p).is_some_and(|(mine, theirs)| {
-            let at = mine
-                .iter()
-                .zip(&theirs)
-                .position(|(m, t)| admitted(m) != admitted(t) || decision(m).is_none());
-            at.is_some_and(|at| {
-                theirs[..at].iter().all(admitted)
-                    && mine.get(at).is_some_and(admitted)
-                    && theirs.get(at).is_some_and(refused)
+    let after_rejection = [0, 100 * MS].into_iter().any(|later| {
+        let p = small(vec![
+            allow("k", 10, 0),
+            allow("k", 1, later),
+            allow("k", 10, later),
+        ]);
+        both(design, &p).is_some_and(|(mine, theirs)| {
+            mine.get(..2) == theirs.get(..2)
+                && mine.get(2).is_some_and(admitted)
+                && theirs.get(2).is_some_and(refused)
+        })
+    });
+    after_rejection
+        || probes.iter().any(|p| {
+            both(design, p).is_some_and(|(mine, theirs)| {
+                let at = mine
+                    .iter()
+                    .zip(&theirs)
+                    .position(|(m, t)| admitted(m) != admitted(t) || decision(m).is_none());
+                at.is_some_and(|at| {
+                    theirs[..at].iter().all(admitted)
+                        && mine.get(at).is_some_and(admitted)
+                        && theirs.get(at).is_some_and(refused)
+                })
             })
         })
-    })
 }
 
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
@@ -1032,33 +1049,38 @@ fn grants_more(design: Build, ops: Vec<Op>) -> bool {
     })
 }
 
-/// The symptom of [`Mistake::BudgetReset`]: a cutover that keeps the capacity forgets the
-/// tracked key (the design counts fewer keys after it than before, and than specified), or a
+/// The symptom of [`Mistake::BudgetReset`]: a cutover (to the same limits, or to another rate, or
+/// to a larger capacity) forgets the tracked key (the design counts fewer keys after it than before, and than specified), or a
 /// cutover to a smaller capacity lets a spent key spend more than it had
 /// (its calls before answered as specified; while without a cutover it does not:
 /// [`refuses_more_than_held`]).
 fn resets_budgets(design: Build) -> bool {
     // The key count before and after the cutover, the design's against its own: a count
-    // that is wrong all along is not the cutover's doing.
-    let forgets = both(
-        design,
-        &small(vec![
-            allow("k", 1, 0),
-            Op::KeyCount,
-            replace(2, 10, 2, 1, 0),
-            Op::KeyCount,
-        ]),
-    )
-    .is_some_and(
-        |(mine, theirs)| match (mine.get(1), mine.get(3), theirs.get(3)) {
-            (
-                Some(Outcome::KeyCount { keys: before }),
-                Some(Outcome::KeyCount { keys: after }),
-                Some(Outcome::KeyCount { keys: t }),
-            ) => after < before && after < t,
-            _ => false,
-        },
-    );
+    // that is wrong all along is not the cutover's doing. The cutover keeps the limits, or
+    // changes only the rate, or only the capacity.
+    let forgets = [(10, 2), (10, 4), (20, 2)]
+        .into_iter()
+        .any(|(capacity, rate)| {
+            both(
+                design,
+                &small(vec![
+                    allow("k", 1, 0),
+                    Op::KeyCount,
+                    replace(2, capacity, rate, 1, 0),
+                    Op::KeyCount,
+                ]),
+            )
+            .is_some_and(|(mine, theirs)| {
+                match (mine.get(1), mine.get(3), theirs.get(3)) {
+                    (
+                        Some(Outcome::KeyCount { keys: before }),
+                        Some(Outcome::KeyCount { keys: after }),
+                        Some(Outcome::KeyCount { keys: t }),
+                    ) => after < before && after < t,
+                    _ => false,
+                }
+            })
+        });
     let grants = grants_more(
         design,
         vec![allow("k", 8, 0), replace(2, 5, 2, 1, 0), allow("k", 5, 0)],
