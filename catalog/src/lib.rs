@@ -142,6 +142,7 @@ macro_rules! for_each_design {
             $crate::mistakes::CutoverRefillsAtNewRate => CutoverRefillsAtNewRate: Wrong(R4, RetroactiveRate);
             $crate::mistakes::PerKeyTime => PerKeyTime: Wrong(R1, StaleTime);
             $crate::mistakes::RefillOnCutover => RefillOnCutover: Wrong(R4, BudgetReset);
+            $crate::mistakes::RejectionRefillsBucket => RejectionRefillsBucket: Wrong(R1, WindowReset);
         }
     };
 }

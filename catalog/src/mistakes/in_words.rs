@@ -40,6 +40,7 @@ pub fn in_words(name: &str) -> Option<&'static str> {
         "RefusesEqualTime" => "`allow` demands that time move forward for a key: a second request at the instant of the key's last update is refused as `TimeWentBackwards`.",
         "RejectionForgetsCredit" => "A rejection saves the new time but not the refilled balance: the bucket's time moves to `now` while its units stay where they were before the refill.",
         "RejectionKeepsOldTime" => "A rejection stores the refilled balance but keeps the bucket's old time: the credit just stored is earned a second time by the next refill.",
+        "RejectionRefillsBucket" => "A rejection stores a full bucket: the request it refuses restores the whole burst.",
         "RefillOnCutover" => "A policy change refills every tracked bucket to the new capacity: the keys stay, their spent budgets do not.",
         "ResetOnCutover" => "A policy change forgets every bucket, so each key comes back with a full new burst.",
         "RetroactiveRate" => "Policy change swaps the policy and nothing else: buckets are not settled at the cutover, so the new rate is applied to time that passed under the old one.",

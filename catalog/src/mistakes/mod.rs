@@ -77,6 +77,7 @@
 //! | [`PerKeyTime`] | R1 / I1 | "Accept a caller-sampled time older than one already seen" (checked per key, not against the limiter's observed time) | `allow(a, 1, 10)`, then `allow(b, 1, 5)` is served | outcomes |
 //! | [`CutoverRefillsAtNewRate`] | R4 / I4 | "Changing rate two→four at 0.5s incorrectly credits two tokens" (settled under the new policy) | the worked example: `allow(k, 1, 0.5 s)` after the cutover leaves 1, not 0 | outcomes, snapshot |
 //! | [`RefillOnCutover`] | R4 / I4 | "Resetting all budgets ... must not be hidden behind a generic config update." (the keys kept, refilled) | spend 10, bump the version, spend 10 again: one key still counted | outcomes |
+//! | [`RejectionRefillsBucket`] | R1 / I1 | "Reset the balance every second and call it token bucket" (reset by a rejection) | cap 10: `allow(k, 10, 0)`, `allow(k, 1, 0)` refused, `allow(k, 10, 0)` passes | outcomes, snapshot |
 //!
 //! [`snapshot`]: ratelimit_lab_api::Limiter::snapshot
 
@@ -162,6 +163,7 @@ mod per_key_time;
 mod refill_from_creation;
 mod refuses_equal_time;
 mod rejection_keeps_old_time;
+mod rejection_refills_bucket;
 mod retry_ignores_credit;
 mod retry_on_admission;
 mod rounded_whole_tokens;
@@ -188,6 +190,7 @@ pub use per_key_time::PerKeyTime;
 pub use refill_from_creation::RefillFromCreation;
 pub use refuses_equal_time::RefusesEqualTime;
 pub use rejection_keeps_old_time::RejectionKeepsOldTime;
+pub use rejection_refills_bucket::RejectionRefillsBucket;
 pub use retry_ignores_credit::RetryIgnoresCredit;
 pub use retry_on_admission::RetryOnAdmission;
 pub use rounded_whole_tokens::RoundedWholeTokens;
