@@ -140,7 +140,7 @@ fn refused(o: &Outcome) -> bool {
 /// for a valid policy and key bound (a capacity below, at and above the rate, the extremes),
 /// or answers with an input error a token asked of a spent bucket (a rejection: the balance
 /// never makes a call invalid), or judges a cost against another capacity than the one in
-/// force after a cutover.
+/// force after a cutover (on a new key, or on a key tracked before it).
 fn input_validation(design: Build) -> bool {
     let calls = [
         ("", 1),
@@ -179,16 +179,20 @@ fn input_validation(design: Build) -> bool {
             )
         })
     });
-    // After a cutover, the cost bound is the new capacity's: 6 is too much for 5, 15 fits 20.
+    // After a cutover, the cost bound is the new capacity's: 6 is too much for 5, 15 fits 20,
+    // for a new key and for one tracked before the cutover.
     let after_cutover = [(5, 6), (20, 15)].into_iter().any(|(capacity, cost)| {
-        both(
-            design,
-            &small(vec![replace(2, capacity, 2, 1, 0), allow("k", cost, 0)]),
-        )
-        .is_some_and(|(mine, theirs)| {
-            mine.first() == theirs.first()
-                && matches!((mine.get(1), theirs.get(1)), (Some(m), Some(t))
-                    if input_error(m) != input_error(t))
+        [vec![], vec![allow("k", 1, 0)]].into_iter().any(|before| {
+            let n = before.len() + 1;
+            let ops = before
+                .into_iter()
+                .chain([replace(2, capacity, 2, 1, 0), allow("k", cost, 0)])
+                .collect();
+            both(design, &small(ops)).is_some_and(|(mine, theirs)| {
+                mine.get(..n) == theirs.get(..n)
+                    && matches!((mine.get(n), theirs.get(n)), (Some(m), Some(t))
+                        if input_error(m) != input_error(t))
+            })
         })
     });
     refused_call || spent || refused_build || after_cutover
@@ -1132,7 +1136,8 @@ fn tops_up(design: Build) -> bool {
 /// holds after the first cutover alone (the control), and without a cutover it refuses more than
 /// it holds ([`refuses_more_than_held`]). No time elapses, so no refill reaches the answer. A
 /// design that settles no bucket at a cutover clamps only when a bucket is next touched and
-/// answers so too: that is the retroactive rate, which its row in [`DETECTORS`] gives way to.
+/// answers so too: that is the retroactive rate, which its row in [`DETECTORS`] gives way to
+/// (as [`tops_up`]'s does).
 fn backs_up(design: Build) -> bool {
     let clamped = small(vec![
         allow("k", 1, 0),
@@ -1293,8 +1298,10 @@ struct Detector {
 /// [`Mistake::ALL`]. The exclusions are the whole of the rules between detectors: a design
 /// that admits more than it earned without a cutover ([`window_reset`]) explains a dropped
 /// fraction and the cutover grants; a budget reset (a whole new capacity) explains a top-up and
-/// a retroactive rate; a top-up explains a retroactive rate, and a design that settles no
-/// bucket at a cutover ([`rate_before_cutover`]) explains a capacity raised back at one instant.
+/// a retroactive rate; a cutover that applies a rate to the wrong side of it
+/// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
+/// the new policy reads full at the new capacity, and one not settled at all is clamped only
+/// when next touched (a capacity raised back at one instant).
 const DETECTORS: [Detector; 15] = [
     Detector {
         mistake: Mistake::WindowReset,
@@ -1349,12 +1356,12 @@ const DETECTORS: [Detector; 15] = [
     Detector {
         mistake: Mistake::RetroactiveRate,
         fires: rate_before_cutover,
-        unless: &[resets_budgets, tops_up, window_reset],
+        unless: &[resets_budgets, window_reset],
     },
     Detector {
         mistake: Mistake::CapacityTopUp,
         fires: tops_up,
-        unless: &[resets_budgets, window_reset],
+        unless: &[resets_budgets, window_reset, rate_before_cutover],
     },
     Detector {
         mistake: Mistake::CapacityTopUp,
