@@ -118,7 +118,7 @@ impl Mistake {
     pub fn hint(self) -> &'static str {
         match self {
             Mistake::WindowReset => "Refill by elapsed time: units += (now - last) × tokens_per_second, clamped to capacity × 10⁹; neither a second's boundary nor a rejection restores the whole burst.",
-            Mistake::NewKeyNotFull => "A key seen for the first time gets a bucket holding capacity × 10⁹ units, dated now, whenever it first appears (also after a cutover, at the new capacity).",
+            Mistake::NewKeyNotFull => "A key seen for the first time gets a bucket holding capacity × 10⁹ units, dated now, whenever it first appears (also after a cutover, at the new capacity); its first request is then judged and charged like any other.",
             Mistake::DroppedFraction => "Keep the balance in exact units (1 token = 10⁹ units), store it on every call, rejections included, and report it so in snapshot(); floor only whole_tokens in the Decision, taken from the balance left after the cost is deducted.",
             Mistake::RetryEstimate => "retry_after_nanos = ⌈(cost × 10⁹ − balance) / tokens_per_second⌉, saturating at MAX_QUANTITY, and a balance equal to the cost admits (compare with ≥): at now + retry the request passes, one nanosecond earlier it does not.",
             Mistake::UncheckedFixedPoint => "capacity × 10⁹ and elapsed × rate overflow u64: use u128 (products stay below 2^127) or checked arithmetic, and test MAX_QUANTITY.",

@@ -385,24 +385,31 @@ fn same_kind(a: &Outcome, b: &Outcome) -> bool {
 /// - **A new key answered otherwise than an old one refilled to full.** A new key's first
 ///   call beside the same call on an old key idle long enough to be full again (also after a
 ///   cutover to a larger capacity, and at 1 s, when a bucket refilled from time 0 would not
-///   be full yet). The specification answers both alike. Fires when the old key's call is
-///   answered as specified (the control: refill, clamp and reporting are right for a full
-///   bucket) and the new key's differs from it. The two traces differ only in the key of the
-///   last call.
+///   be full yet; and the whole bucket followed by a token at the same instant, which a first
+///   call left uncharged would admit). The specification answers both alike. Fires when the
+///   old key's calls are answered as specified (the control: refill, clamp and reporting are
+///   right for a full bucket) and the new key's differ from them. The two traces differ only
+///   in the key of the last calls.
 /// - **A fresh limiter's first call refused.** 1 token at 0, and 9 of 10 at 1 s (below the
 ///   capacity, so a strict comparison admits it too): a full bucket admits both.
 fn new_key_not_full(design: Build) -> bool {
     let pairs = [1, 10]
         .into_iter()
-        .map(|cost| (vec![allow("j", 1, 0)], cost, 100 * SECOND))
+        .map(|cost| (vec![allow("j", 1, 0)], vec![(cost, 100 * SECOND)]))
         .chain([1, 20].into_iter().map(|cost| {
             (
                 vec![allow("j", 1, 0), replace(2, 20, 4, 1, 0)],
-                cost,
-                100 * SECOND,
+                vec![(cost, 100 * SECOND)],
             )
         }))
-        .chain(std::iter::once((vec![allow("j", 1, 0)], 10, SECOND)));
+        .chain([
+            (vec![allow("j", 1, 0)], vec![(10, SECOND)]),
+            // The whole bucket, then a token at the same instant: the first call is charged.
+            (
+                vec![allow("j", 1, 0)],
+                vec![(10, 100 * SECOND), (1, 100 * SECOND)],
+            ),
+        ]);
     // A fresh limiter's first call: 1 token at 0, 9 of 10 at 1 s (below the capacity, so a
     // strict comparison admits it too).
     let first = [(1, 0), (9, SECOND)].into_iter().any(|(cost, at)| {
@@ -410,16 +417,19 @@ fn new_key_not_full(design: Build) -> bool {
             .is_some_and(|(mine, theirs)| admitted(&theirs) && refused(&mine))
     });
     first
-        || pairs.into_iter().any(|(before, cost, at)| {
+        || pairs.into_iter().any(|(before, calls)| {
+            let n = before.len();
             let then = |key| {
                 let mut ops = before.clone();
-                ops.push(allow(key, cost, at));
+                ops.extend(calls.iter().map(|&(cost, at)| allow(key, cost, at)));
                 small(ops)
             };
             let (old, new) = (then("j"), then("n"));
-            let control = last(design, &old).filter(|(mine, theirs)| mine == theirs);
-            match (control, outcomes(design, &new).and_then(|mut o| o.pop())) {
-                (Some((old_answer, _)), Some(new_answer)) => old_answer != new_answer,
+            let control = both(design, &old).filter(|(mine, theirs)| mine == theirs);
+            match (control, outcomes(design, &new)) {
+                (Some((old_answers, _)), Some(new_answers)) => {
+                    old_answers.get(n..) != new_answers.get(n..)
+                }
                 _ => false,
             }
         })
@@ -782,15 +792,37 @@ fn idle_eviction(design: Build) -> bool {
 /// [`Mistake::UntrackedKeys`]: the key bound kept wrong. Fires when the design builds a
 /// limiter with a key bound of 0 ([`builds_unbounded`]), answers a call at the bound otherwise
 /// ([`answers_otherwise_at_bound`]), counts two held keys otherwise ([`miscounts_held`]),
-/// counts a key a sweep removed ([`counts_removed`], [`counts_swept`]) or serves a new key by
-/// dropping a full bucket ([`drops_full_to_make_room`]).
+/// counts a key a sweep removed ([`counts_removed`], [`counts_swept`]), counts otherwise after a
+/// cutover ([`counts_across_cutover`]) or serves a new key by dropping a full bucket
+/// ([`drops_full_to_make_room`]).
 fn untracked_keys(design: Build) -> bool {
     builds_unbounded(design)
         || answers_otherwise_at_bound(design)
         || counts_swept(design)
         || miscounts_held(design)
         || counts_removed(design)
+        || counts_across_cutover(design)
         || drops_full_to_make_room(design)
+}
+
+/// A cutover that keeps the tracked key's bucket (a spend after it at the same instant
+/// answered as specified), and the key count: whether the design counts otherwise. A
+/// cutover keeps every key; the count is the buckets held.
+fn counts_across_cutover(design: Build) -> bool {
+    both(
+        design,
+        &small(vec![
+            allow("k", 1, 0),
+            replace(2, 10, 2, 1, 0),
+            allow("k", 10, 0),
+            Op::KeyCount,
+        ]),
+    )
+    .is_some_and(|(mine, theirs)| {
+        mine.get(..3) == theirs.get(..3)
+            && matches!((mine.get(3), theirs.get(3)),
+                (Some(Outcome::KeyCount { keys: m }), Some(Outcome::KeyCount { keys: t })) if m != t)
+    })
 }
 
 /// Whether the design builds a limiter with a key bound of 0 (the specification refuses to).
@@ -970,7 +1002,7 @@ fn key_capacity_reached(o: &Outcome) -> bool {
 }
 
 /// [`Mistake::UnguardedVersion`]: policy replacements, all at time 0, with an expected
-/// version that is not the current one, or a next version not above it, and valid ones (a
+/// version that is not the current one (also 0 and `u64::MAX`), or a next version not above it, and valid ones (a
 /// version skipped). Fires when the design replaces the policy where the specification
 /// refuses with `StalePolicyVersion`, or refuses so a replacement the specification makes,
 /// after the calls before it published the policy the specification holds (as far as the
@@ -982,6 +1014,9 @@ fn unguarded_version(design: Build) -> bool {
         vec![replace(1, 10, 2, 1, 0)],
         vec![replace(2, 10, 2, 1, 0), replace(2, 10, 2, 2, 0)],
         vec![replace(2, 10, 2, 5, 0)],
+        // Expected versions a design may take for "any version".
+        vec![replace(2, 10, 2, 0, 0)],
+        vec![replace(2, 10, 2, u64::MAX, 0)],
         vec![
             allow("k", 1, 0),
             replace(2, 10, 2, 1, 0),
@@ -1053,50 +1088,78 @@ fn grants_more(design: Build, ops: Vec<Op>) -> bool {
     })
 }
 
-/// The symptom of [`Mistake::BudgetReset`]: a cutover (to the same limits, or to another rate, or
-/// to a larger capacity) forgets the tracked key (the design counts fewer keys after it than before, and than specified), or a
-/// cutover to a smaller capacity lets a spent key spend more than it had
-/// (its calls before answered as specified; while without a cutover it does not:
-/// [`refuses_more_than_held`]).
+/// Whether the key count after a cutover (step 3) is below the design's own count before it
+/// (step 1) and below the specification's: a count that is wrong all along is not the
+/// cutover's doing.
+fn dropped_at_cutover(mine: &[Outcome], theirs: &[Outcome]) -> bool {
+    match (mine.get(1), mine.get(3), theirs.get(3)) {
+        (
+            Some(Outcome::KeyCount { keys: before }),
+            Some(Outcome::KeyCount { keys: after }),
+            Some(Outcome::KeyCount { keys: t }),
+        ) => after < before && after < t,
+        _ => false,
+    }
+}
+
+/// The symptom of [`Mistake::BudgetReset`]: a cutover forgets a spent key. The design counts
+/// fewer keys after the cutover than before, and than specified ([`dropped_at_cutover`]), and
+/// the key spends again at the cutover's instant (the cutover keeps the limits, or changes only
+/// the rate, or only the capacity). A count that drops while a spent bucket stays is the key
+/// bound's ([`counts_across_cutover`]; the row in [`DETECTORS`] gives way to it). Or a cutover to
+/// a smaller capacity lets a spent key spend more than it had (its calls before answered as
+/// specified; while without a cutover it does not: [`refuses_more_than_held`]).
 fn resets_budgets(design: Build) -> bool {
-    // The key count before and after the cutover, the design's against its own: a count
-    // that is wrong all along is not the cutover's doing. The cutover keeps the limits, or
-    // changes only the rate, or only the capacity.
-    let forgets = [(10, 2), (10, 4), (20, 2)]
+    let spent = [(10, 2), (10, 4), (20, 2)]
         .into_iter()
         .any(|(capacity, rate)| {
-            both(
-                design,
-                &small(vec![
-                    allow("k", 1, 0),
-                    Op::KeyCount,
-                    replace(2, capacity, rate, 1, 0),
-                    Op::KeyCount,
-                ]),
-            )
-            .is_some_and(|(mine, theirs)| {
-                match (mine.get(1), mine.get(3), theirs.get(3)) {
-                    (
-                        Some(Outcome::KeyCount { keys: before }),
-                        Some(Outcome::KeyCount { keys: after }),
-                        Some(Outcome::KeyCount { keys: t }),
-                    ) => after < before && after < t,
-                    _ => false,
-                }
+            let ops = vec![
+                allow("k", 10, 0),
+                Op::KeyCount,
+                replace(2, capacity, rate, 1, 0),
+                Op::KeyCount,
+                allow("k", 5, 0),
+            ];
+            both(design, &small(ops)).is_some_and(|(mine, theirs)| {
+                dropped_at_cutover(&mine, &theirs)
+                    && mine.get(4).is_some_and(admitted)
+                    && theirs.get(4).is_some_and(refused)
             })
         });
     let grants = grants_more(
         design,
         vec![allow("k", 8, 0), replace(2, 5, 2, 1, 0), allow("k", 5, 0)],
     );
-    forgets || (grants && refuses_more_than_held(design))
+    spent || (grants && refuses_more_than_held(design))
+}
+
+/// The other symptom of [`Mistake::BudgetReset`]: a cutover drops a key that was full at it
+/// (refilled by then under the same limits, or clamped to full by a smaller capacity): the
+/// design counts fewer keys after the cutover than before, and than specified
+/// ([`dropped_at_cutover`]). Its row in [`DETECTORS`] gives way to a design that counts keys
+/// wrong without a cutover ([`untracked_keys`]), and to one that tops a bucket up
+/// ([`tops_up`]: dropping a bucket full under the old capacity grants the new one).
+fn drops_full_at_cutover(design: Build) -> bool {
+    [(10, 10 * SECOND), (5, 0)]
+        .into_iter()
+        .any(|(capacity, at)| {
+            let ops = vec![
+                allow("k", 1, 0),
+                Op::KeyCount,
+                replace(2, capacity, 2, 1, at),
+                Op::KeyCount,
+            ];
+            both(design, &small(ops))
+                .is_some_and(|(mine, theirs)| dropped_at_cutover(&mine, &theirs))
+        })
 }
 
 /// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an existing key
 /// spends the whole new capacity, which the specification refuses (the worked example; and a long
 /// idle time under the old rate, then a rate no higher), its calls before answered as specified,
 /// while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller
-/// capacity settles a bucket (dates it at the cutover) and stores a balance above the new capacity.
+/// capacity settles a bucket (dates it at the cutover) and stores a balance above the new capacity,
+/// or panics where a bucket holds more than the new capacity and not where it holds less.
 fn tops_up(design: Build) -> bool {
     let probes = [
         vec![
@@ -1127,7 +1190,21 @@ fn tops_up(design: Build) -> bool {
             .values()
             .any(|b| b.last_nanos == 500 * MS && b.units > ceiling)
     });
-    (grants && refuses_more_than_held(design)) || unclamped
+    // A cutover to a capacity below a bucket's balance panics (the balance left unclamped,
+    // `capacity - balance` underflowing), while the same cutover with the bucket below the new
+    // capacity is answered as specified.
+    let underflows = panics(
+        design,
+        &small(vec![allow("k", 1, 0), replace(2, 5, 2, 1, 0)]),
+    ) && as_specified(
+        design,
+        &small(vec![
+            allow("k", 8, 0),
+            replace(2, 5, 2, 1, 0),
+            allow("k", 2, 0),
+        ]),
+    );
+    (grants && refuses_more_than_held(design)) || unclamped || underflows
 }
 
 /// The other symptom of [`Mistake::CapacityTopUp`]: a cutover to a smaller capacity followed at
@@ -1218,7 +1295,8 @@ fn rate_before_cutover(design: Build) -> bool {
 }
 
 /// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose units
-/// exceed `u64`, every call later than the one before. Fires when the design admits or refuses
+/// exceed `u64`, every call later than the one before (also a sweep and a cutover at the largest
+/// capacity). Fires when the design admits or refuses
 /// otherwise than the specification there, reports another `whole_tokens`, or refuses with a
 /// retry shorter than the specification's (missing units beyond `u64`, wrapped), while it answers
 /// the seed's trace table, a second boundary, a refusal with tokens left and the seed's ceiling
@@ -1257,16 +1335,26 @@ fn unchecked_fixed_point(design: Build) -> bool {
             8,
             vec![allow("k", MAX_QUANTITY / 2, 0), allow("k", MAX_QUANTITY, 1)],
         ),
+        // A sweep and a cutover at the largest capacity.
+        probe(
+            MAX_QUANTITY,
+            1,
+            8,
+            vec![allow("k", 1, 0), Op::EvictFull { now: SECOND }],
+        ),
+        probe(
+            MAX_QUANTITY,
+            1,
+            8,
+            vec![
+                allow("k", 1, 0),
+                replace(2, MAX_QUANTITY, MAX_QUANTITY, 1, SECOND),
+            ],
+        ),
     ];
-    let panics = |p: &Probe| {
-        let builds = Policy::new(1, p.capacity, p.rate).is_ok_and(|policy| {
-            catch_unwind(AssertUnwindSafe(|| design(policy, p.max_keys).is_ok())).unwrap_or(false)
-        });
-        builds && run(design, p).is_none() && run(spec, p).is_some()
-    };
     controls.iter().all(|p| as_specified(design, p))
         && extremes.iter().any(|p| {
-            panics(p) || {
+            panics(design, p) || {
                 both(design, p).is_some_and(|(mine, theirs)| {
                     mine.iter()
                         .zip(&theirs)
@@ -1286,6 +1374,15 @@ fn unchecked_fixed_point(design: Build) -> bool {
 /// A symptom: a fixed set of probes run on a design, and whether the design shows it.
 type Symptom = fn(Build) -> bool;
 
+/// Whether the design panics on a probe that it builds a limiter for and that the
+/// specification answers (a correct design never panics).
+fn panics(design: Build, p: &Probe) -> bool {
+    let builds = Policy::new(1, p.capacity, p.rate).is_ok_and(|policy| {
+        catch_unwind(AssertUnwindSafe(|| design(policy, p.max_keys).is_ok())).unwrap_or(false)
+    });
+    builds && run(design, p).is_none() && run(spec, p).is_some()
+}
+
 /// One detector: the mistake it names, the symptom that makes it fire, and the symptoms of
 /// other mistakes that explain that symptom too (it does not fire when one of them shows).
 struct Detector {
@@ -1295,18 +1392,24 @@ struct Detector {
 }
 
 /// Every detector, at least one per sequential mistake the seed names, in the order of
-/// [`Mistake::ALL`]. The exclusions are the whole of the rules between detectors: a design
+/// [`Mistake::ALL`]. The exclusions are the whole of the rules between detectors: a new key
+/// answered otherwise than an old one refilled to full ([`new_key_not_full`]) explains more
+/// admitted than earned on the window's probes, which all start on a new key; a design
 /// that admits more than it earned without a cutover ([`window_reset`]) explains a dropped
 /// fraction and the cutover grants; a budget reset (a whole new capacity) explains a top-up and
 /// a retroactive rate; a cutover that applies a rate to the wrong side of it
 /// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
 /// the new policy reads full at the new capacity, and one not settled at all is clamped only
-/// when next touched (a capacity raised back at one instant).
-const DETECTORS: [Detector; 15] = [
+/// when next touched (a capacity raised back at one instant); a key count that a cutover
+/// lowers while the bucket stays ([`counts_across_cutover`]), or any count wrong without a
+/// cutover ([`untracked_keys`]), explains a budget reset's lower count; a full bucket dropped
+/// at a cutover ([`drops_full_at_cutover`]) explains a capacity raised back at one instant, and
+/// a top-up explains dropping a bucket full under the old capacity.
+const DETECTORS: [Detector; 16] = [
     Detector {
         mistake: Mistake::WindowReset,
         fires: window_reset,
-        unless: &[],
+        unless: &[new_key_not_full],
     },
     Detector {
         mistake: Mistake::NewKeyNotFull,
@@ -1366,7 +1469,12 @@ const DETECTORS: [Detector; 15] = [
     Detector {
         mistake: Mistake::CapacityTopUp,
         fires: backs_up,
-        unless: &[resets_budgets, window_reset, rate_before_cutover],
+        unless: &[
+            resets_budgets,
+            window_reset,
+            rate_before_cutover,
+            drops_full_at_cutover,
+        ],
     },
     Detector {
         mistake: Mistake::UnguardedVersion,
@@ -1376,7 +1484,12 @@ const DETECTORS: [Detector; 15] = [
     Detector {
         mistake: Mistake::BudgetReset,
         fires: resets_budgets,
-        unless: &[],
+        unless: &[counts_across_cutover],
+    },
+    Detector {
+        mistake: Mistake::BudgetReset,
+        fires: drops_full_at_cutover,
+        unless: &[untracked_keys, tops_up],
     },
 ];
 

@@ -82,10 +82,10 @@ pub(crate) fn difference_note(expected: &Outcome, got: &Outcome) -> String {
             notes.join("; ")
         }
         (Outcome::Error(e), Outcome::Error(g)) => format!(
-            "both refused, with different errors: expected {e:?}, got {g:?} (see LimitError for which error wins)"
+            "both refused, with different errors: expected \"{e}\", got \"{g}\" (see LimitError for which error wins)"
         ),
-        (Outcome::Error(e), _) => format!("expected the error {e:?}: the design accepted a call the contract refuses"),
-        (_, Outcome::Error(g)) => format!("the design refused with {g:?} a call the contract accepts"),
+        (Outcome::Error(e), _) => format!("the design accepted a call the contract refuses with \"{e}\""),
+        (_, Outcome::Error(g)) => format!("the design refused with \"{g}\" a call the contract accepts"),
         _ => String::new(),
     }
 }

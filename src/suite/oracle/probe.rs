@@ -368,11 +368,11 @@ pub(crate) fn expect_new_error(
     match guarded(|| subject.build(policy, max_keys)) {
         Ok(Err(e)) if e == want => Ok(()),
         Ok(Err(e)) => Err(Failure::new(format!(
-            "new({policy}, max_keys {max_keys}) returned {e:?}; the specification says {want:?}"
+            "new({policy}, max_keys {max_keys}) returned \"{e}\"; the specification says \"{want}\""
         ))),
         Ok(Ok(_)) => {
             let failure = Failure::new(format!(
-                "new({policy}, max_keys {max_keys}) built a limiter; the specification refuses with {want:?}"
+                "new({policy}, max_keys {max_keys}) built a limiter; the specification refuses with \"{want}\""
             ));
             // A limiter built with no room for a key can only be one without a key bound.
             Err(if want == LimitError::InvalidMaxKeys {
