@@ -5,8 +5,9 @@
 //! or set to 1), as long as the failure stays.
 //!
 //! Only traces the plain differential probe fails on are shrunk (a check's own assertion
-//! beyond the probe, or a panic, is kept as it was), so a shrunk trace is always one a
-//! person can replay against the specification step by step.
+//! beyond the probe is kept as it was), so a shrunk trace is always one a person can replay
+//! against the specification step by step. A panic is the same failure only as a panic at the
+//! last call of the shorter trace.
 use crate::model::Op;
 use crate::suite::host::subject::Subject;
 
@@ -21,7 +22,7 @@ pub(crate) fn shrunk(subject: Subject, failure: Failure) -> Failure {
     let Some(replay) = failure.replay.clone() else {
         return failure;
     };
-    if failure.panicked || replay.ops.is_empty() || replay.ops.len() > MAX_STEPS {
+    if replay.ops.is_empty() || replay.ops.len() > MAX_STEPS {
         return failure;
     }
     // A key count the probe appended as a step of its own is checked by the probe after the
@@ -38,7 +39,14 @@ pub(crate) fn shrunk(subject: Subject, failure: Failure) -> Failure {
             && (failure.mistake.is_none() || f.mistake == failure.mistake)
     };
     let fails = |ops: &[Op]| {
-        fails_at_last(subject, replay.policy, replay.max_keys, ops).filter(|f| same(f))
+        fails_at_last(
+            subject,
+            replay.policy,
+            replay.max_keys,
+            ops,
+            failure.panicked,
+        )
+        .filter(|f| same(f))
     };
     // The whole trace must fail through the probe at its last call, or there is nothing
     // this can shrink faithfully.
@@ -109,17 +117,19 @@ pub(crate) fn shrunk(subject: Subject, failure: Failure) -> Failure {
 }
 
 /// The probe's failure when `ops`, run on a fresh design and specification, first depart at
-/// the last call; `None` when they agree throughout, depart earlier, or the design panics.
+/// the last call, by a panic exactly when `panicked`; `None` when they agree throughout,
+/// depart earlier, or depart otherwise.
 fn fails_at_last(
     subject: Subject,
     policy: crate::Policy,
     max_keys: usize,
     ops: &[Op],
+    panicked: bool,
 ) -> Option<Failure> {
     let mut probe = Probe::of(subject, policy, max_keys).ok()?;
     for (i, op) in ops.iter().enumerate() {
         if let Err(f) = probe.run(op.clone()) {
-            return (i + 1 == ops.len() && !f.panicked).then_some(f);
+            return (i + 1 == ops.len() && f.panicked == panicked).then_some(f);
         }
     }
     None
@@ -244,9 +254,14 @@ mod tests {
             "{:?}",
             after.detail
         );
-        assert!(
-            fails_at_last(Subject::of::<FloorRetryEstimate>(), policy, 8, &replay.ops).is_some()
-        );
+        assert!(fails_at_last(
+            Subject::of::<FloorRetryEstimate>(),
+            policy,
+            8,
+            &replay.ops,
+            false
+        )
+        .is_some());
     }
 
     #[test]
@@ -262,6 +277,69 @@ mod tests {
         let replay = after.replay.as_ref().expect("a replay");
         assert_eq!(replay.ops, [allow("k", 10, 0), allow("k", 1, 0)]);
         assert_eq!(after.trace.len(), 2);
+    }
+
+    /// The reference, but a cutover panics while a key is tracked.
+    #[derive(Debug)]
+    struct PanicsAtCutover(TokenBucket);
+
+    impl crate::Limiter for PanicsAtCutover {
+        fn new(policy: Policy, max_keys: usize) -> Result<Self, crate::LimitError> {
+            TokenBucket::new(policy, max_keys).map(PanicsAtCutover)
+        }
+        fn allow(
+            &self,
+            key: &str,
+            cost: u64,
+            now: u64,
+        ) -> Result<crate::Decision, crate::LimitError> {
+            self.0.allow(key, cost, now)
+        }
+        fn evict_full(&self, now: u64) -> Result<usize, crate::LimitError> {
+            self.0.evict_full(now)
+        }
+        fn replace_policy(
+            &self,
+            next: Policy,
+            expected: u64,
+            now: u64,
+        ) -> Result<(), crate::LimitError> {
+            assert_eq!(self.0.key_count(), 0, "a tracked key at a cutover");
+            self.0.replace_policy(next, expected, now)
+        }
+        fn key_count(&self) -> usize {
+            self.0.key_count()
+        }
+        fn snapshot(&self) -> Option<crate::Snapshot> {
+            self.0.snapshot()
+        }
+    }
+
+    #[test]
+    fn a_panic_is_shrunk_to_a_shorter_trace_that_panics_at_its_last_call() {
+        let policy = Policy::new(1, 10, 2).expect("valid");
+        let next = Policy::new(2, 5, 2).expect("valid");
+        let ops = [
+            allow("a", 1, 0),
+            allow("b", 4, 0),
+            allow("a", 1, 500_000_000),
+            Op::ReplacePolicy {
+                next,
+                expected_version: 1,
+                now: 600_000_000,
+            },
+        ];
+        let subject = Subject::of::<PanicsAtCutover>();
+        crate::suite::core::quiet_panics::begin();
+        let before = failing(subject, policy, &ops);
+        let after = shrunk(subject, before.clone());
+        crate::suite::core::quiet_panics::end();
+        assert!(before.panicked);
+        assert!(after.panicked, "still the panic");
+        let replay = after.replay.as_ref().expect("a replay");
+        assert_eq!(replay.ops.len(), 2, "{:?}", replay.ops);
+        assert!(matches!(replay.ops.last(), Some(Op::ReplacePolicy { .. })));
+        assert!(after.summary.contains("panicked"), "{}", after.summary);
     }
 
     #[test]
