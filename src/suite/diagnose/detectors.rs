@@ -719,7 +719,8 @@ fn window_reset(design: Build) -> bool {
 
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
 /// to a larger capacity, after which fullness is the new policy's, and before a cutover at the
-/// sweep's own instant, which judges fullness as any other), beside a whole-capacity request
+/// sweep's own instant, which judges fullness as any other, and beside a spent key that comes
+/// first in key order), beside a whole-capacity request
 /// on that key at the sweep's instant: a bucket is full exactly when such a request would
 /// pass. Fires when the design answers that request as the specification does (the
 /// control: its refill to that instant is right, and so is the first spend) yet removes the
@@ -754,11 +755,14 @@ fn idle_eviction(design: Build) -> bool {
             10,
             10 * SECOND,
         ),
+        // Beside a spent key that stays (and comes first in key order).
+        (vec![allow("a", 10, 0), allow("k", 1, 0)], 10, 500 * MS),
     ];
-    // Whether a sweep removed the one key (consistently with the key count after it).
-    let removed = |o: &[Outcome], at: usize| match (o.get(at), o.get(at + 1)) {
+    // Whether a sweep removed one key (consistently with the key count after it: one fewer
+    // than the keys the calls before it made).
+    let removed = |o: &[Outcome], at: usize, held: usize| match (o.get(at), o.get(at + 1)) {
         (Some(Outcome::Evicted { removed }), Some(Outcome::KeyCount { keys }))
-            if (*removed == 1) == (*keys == 0) =>
+            if (*removed == 1) == (*keys + 1 == held) =>
         {
             Some(*removed == 1)
         }
@@ -768,6 +772,14 @@ fn idle_eviction(design: Build) -> bool {
         || fair
             && cases.into_iter().any(|(before, capacity, at)| {
                 let n = before.len();
+                let held = before
+                    .iter()
+                    .filter_map(|op| match op {
+                        Op::Allow { key, .. } => Some(key.as_str()),
+                        _ => None,
+                    })
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len();
                 let then = |ops: &[Op]| small(before.iter().chain(ops).cloned().collect());
                 let sweep = then(&[Op::EvictFull { now: at }, Op::KeyCount]);
                 let full = then(&[allow("k", capacity, at)]);
@@ -779,13 +791,12 @@ fn idle_eviction(design: Build) -> bool {
                 let holds = run(design, &sweep)
                     .and_then(|(_, snapshot)| snapshot)
                     .map(|s| s.buckets.contains_key("k"));
-                refill_right
-                    && both(design, &sweep).is_some_and(|(mine, theirs)| {
-                        let m = removed(&mine, n);
-                        mine.get(..n) == theirs.get(..n)
-                            && holds.is_none_or(|holds| m == Some(!holds))
-                            && matches!((m, removed(&theirs, n)), (Some(m), Some(t)) if m != t)
-                    })
+                refill_right && both(design, &sweep).is_some_and(|(mine, theirs)| {
+                    let m = removed(&mine, n, held);
+                    mine.get(..n) == theirs.get(..n)
+                        && holds.is_none_or(|holds| m == Some(!holds))
+                        && matches!((m, removed(&theirs, n, held)), (Some(m), Some(t)) if m != t)
+                })
             })
 }
 
@@ -1014,6 +1025,8 @@ fn unguarded_version(design: Build) -> bool {
         vec![replace(1, 10, 2, 1, 0)],
         vec![replace(2, 10, 2, 1, 0), replace(2, 10, 2, 2, 0)],
         vec![replace(2, 10, 2, 5, 0)],
+        // A next version below the current one.
+        vec![replace(3, 10, 2, 1, 0), replace(2, 10, 2, 3, 0)],
         // Expected versions a design may take for "any version".
         vec![replace(2, 10, 2, 0, 0)],
         vec![replace(2, 10, 2, u64::MAX, 0)],
@@ -1107,8 +1120,9 @@ fn dropped_at_cutover(mine: &[Outcome], theirs: &[Outcome]) -> bool {
 /// the key spends again at the cutover's instant (the cutover keeps the limits, or changes only
 /// the rate, or only the capacity). A count that drops while a spent bucket stays is the key
 /// bound's ([`counts_across_cutover`]; the row in [`DETECTORS`] gives way to it). Or a cutover to
-/// a smaller capacity lets a spent key spend more than it had (its calls before answered as
-/// specified; while without a cutover it does not: [`refuses_more_than_held`]).
+/// a smaller capacity, or to the same limits a minute in, lets a spent key spend more than it
+/// had (its calls before answered as specified; while without a cutover it does not:
+/// [`refuses_more_than_held`]).
 fn resets_budgets(design: Build) -> bool {
     let spent = [(10, 2), (10, 4), (20, 2)]
         .into_iter()
@@ -1126,10 +1140,18 @@ fn resets_budgets(design: Build) -> bool {
                     && theirs.get(4).is_some_and(refused)
             })
         });
-    let grants = grants_more(
-        design,
+    // A spent key spends again after a cutover: to a smaller capacity at 0, and to the same
+    // limits a minute in (a migration that loses the clock refills every bucket then).
+    let grants = [
         vec![allow("k", 8, 0), replace(2, 5, 2, 1, 0), allow("k", 5, 0)],
-    );
+        vec![
+            allow("k", 10, 60 * SECOND),
+            replace(2, 10, 2, 1, 60 * SECOND),
+            allow("k", 10, 60 * SECOND),
+        ],
+    ]
+    .into_iter()
+    .any(|ops| grants_more(design, ops));
     spent || (grants && refuses_more_than_held(design))
 }
 
@@ -1484,7 +1506,7 @@ const DETECTORS: [Detector; 16] = [
     Detector {
         mistake: Mistake::BudgetReset,
         fires: resets_budgets,
-        unless: &[counts_across_cutover],
+        unless: &[counts_across_cutover, window_reset],
     },
     Detector {
         mistake: Mistake::BudgetReset,
