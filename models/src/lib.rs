@@ -24,6 +24,6 @@ mod state;
 mod trace;
 
 pub use limiter::ModelLimiter;
-pub use op::{Op, Outcome};
+pub use op::{Op, Outcome, ShownKey, ShownKeys};
 pub use state::{Model, ModelBucket};
 pub use trace::Trace;

@@ -113,12 +113,59 @@ impl From<Result<(), LimitError>> for Outcome {
     }
 }
 
+/// A key as a report shows it: quoted (`"k"`), or, when longer than [`ShownKey::MAX_CHARS`]
+/// characters, its first and last characters around `…`, quoted, and its length in bytes:
+/// `"tenant-42/user:01234567…/ключ/鍵" (140 bytes)`. Only the words a person reads shorten a
+/// key; replays and saved files keep it whole.
+#[derive(Clone, Copy, Debug)]
+pub struct ShownKey<'a>(pub &'a str);
+
+impl ShownKey<'_> {
+    /// The longest key shown whole, in characters.
+    pub const MAX_CHARS: usize = 40;
+    /// The characters kept before and after the `…` of a longer key.
+    const HEAD: usize = 24;
+    const TAIL: usize = 8;
+}
+
+impl fmt::Display for ShownKey<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let key = self.0;
+        let chars = key.chars().count();
+        if chars <= Self::MAX_CHARS {
+            return write!(f, "{key:?}");
+        }
+        let head: String = key.chars().take(Self::HEAD).collect();
+        let tail: String = key.chars().skip(chars - Self::TAIL).collect();
+        write!(f, "{:?} ({} bytes)", format!("{head}…{tail}"), key.len())
+    }
+}
+
+/// Keys as a report lists them: `["a", "b"]`, each a [`ShownKey`].
+#[derive(Clone, Copy, Debug)]
+pub struct ShownKeys<'a>(pub &'a [&'a str]);
+
+impl fmt::Display for ShownKeys<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("[")?;
+        for (i, key) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", ShownKey(key))?;
+        }
+        f.write_str("]")
+    }
+}
+
 /// `allow("k", cost 1, at 250000000 ns)`, `evict_full(at 5500000000 ns)`,
 /// `replace_policy(v2: capacity 20, 4/s; expecting v1, at 500000000 ns)`, `key_count()`.
 impl fmt::Display for Op {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Op::Allow { key, cost, now } => write!(f, "allow({key:?}, cost {cost}, at {now} ns)"),
+            Op::Allow { key, cost, now } => {
+                write!(f, "allow({}, cost {cost}, at {now} ns)", ShownKey(key))
+            }
             Op::EvictFull { now } => write!(f, "evict_full(at {now} ns)"),
             Op::ReplacePolicy {
                 next,
@@ -182,6 +229,31 @@ impl fmt::Display for Outcome {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_key_is_shown_shortened_with_its_length_and_a_short_one_whole() {
+        assert_eq!(ShownKey("k").to_string(), "\"k\"");
+        assert_eq!(
+            ShownKey(&"a".repeat(40)).to_string(),
+            format!("{:?}", "a".repeat(40))
+        );
+        let long = format!("tenant-42/user:{}/ключ/鍵", "0123456789abcdef".repeat(7));
+        let shown = ShownKey(&long).to_string();
+        assert_eq!(
+            shown,
+            format!(
+                "\"tenant-42/user:012345678…f/ключ/鍵\" ({} bytes)",
+                long.len()
+            )
+        );
+        let op = Op::Allow {
+            key: long.clone(),
+            cost: 1,
+            now: 100,
+        };
+        assert!(op.to_string().chars().count() < 80, "{op}");
+        assert_eq!(ShownKeys(&["a", "b"]).to_string(), "[\"a\", \"b\"]");
+    }
 
     #[test]
     fn ops_and_outcomes_round_trip_through_json() {

@@ -22,6 +22,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::op::{ShownKey, ShownKeys};
 use ratelimit_lab_api::{BucketState, Policy, Snapshot, UNITS_PER_TOKEN};
 
 /// How two snapshots differ, in the order [`compare`] looks: the first difference found.
@@ -161,9 +162,17 @@ impl StateDifference {
             StateDifference::Observed { got, want } => format!(
                 "the design's observed time is {got} ns; {theirs} has {want} ns"
             ),
-            StateDifference::Keys { got, want } => format!(
-                "the design tracks keys {got:?}; {theirs} tracks {want:?}"
-            ),
+            StateDifference::Keys { got, want } => {
+                let (got, want): (Vec<&str>, Vec<&str>) = (
+                    got.iter().map(String::as_str).collect(),
+                    want.iter().map(String::as_str).collect(),
+                );
+                format!(
+                    "the design tracks keys {}; {theirs} tracks {}",
+                    ShownKeys(&got),
+                    ShownKeys(&want)
+                )
+            }
             StateDifference::Balance {
                 key,
                 at,
@@ -172,7 +181,8 @@ impl StateDifference {
                 want_stored,
                 want,
             } => format!(
-                "for {key:?} the design stored {} and {theirs} {}: at the observed time {at} ns that is a balance of {got} units against {want}",
+                "for {} the design stored {} and {theirs} {}: at the observed time {at} ns that is a balance of {got} units against {want}",
+                ShownKey(key),
                 stored(got_stored),
                 stored(want_stored),
             ),

@@ -1,7 +1,7 @@
 //! How a difference between a design and the specification is told: keys an eviction
 //! removed, what changed between two snapshots, and a note on why two outcomes differ (the
 //! retry estimate's rounding, the whole tokens reported).
-use crate::model::Outcome;
+use crate::model::{Outcome, ShownKey};
 use crate::{Decision, Snapshot};
 
 /// ` ("a", "b")`: the keys an eviction removed, at most five named; nothing when none.
@@ -10,7 +10,11 @@ pub(crate) fn removed_keys<'a>(keys: impl Iterator<Item = &'a String>) -> String
     if keys.is_empty() {
         return String::new();
     }
-    let mut named: Vec<String> = keys.iter().take(5).map(|k| format!("{k:?}")).collect();
+    let mut named: Vec<String> = keys
+        .iter()
+        .take(5)
+        .map(|k| ShownKey(k).to_string())
+        .collect();
     if keys.len() > 5 {
         named.push(format!("… {} more", keys.len() - 5));
     }
@@ -38,17 +42,21 @@ pub(crate) fn snapshot_change(before: &Snapshot, after: Option<&Snapshot>) -> St
     }
     for (key, b) in &after.buckets {
         match before.buckets.get(key) {
-            None => changes.push(format!("{key:?} was added")),
+            None => changes.push(format!("{} was added", ShownKey(key))),
             Some(was) if was != b => changes.push(format!(
-                "{key:?} went from {} units at {} ns to {} units at {} ns",
-                was.units, was.last_nanos, b.units, b.last_nanos
+                "{} went from {} units at {} ns to {} units at {} ns",
+                ShownKey(key),
+                was.units,
+                was.last_nanos,
+                b.units,
+                b.last_nanos
             )),
             Some(_) => {}
         }
     }
     for key in before.buckets.keys() {
         if !after.buckets.contains_key(key) {
-            changes.push(format!("{key:?} was removed"));
+            changes.push(format!("{} was removed", ShownKey(key)));
         }
     }
     if changes.is_empty() {

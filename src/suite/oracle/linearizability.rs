@@ -274,9 +274,9 @@ pub fn state_in_words(snapshot: &crate::Snapshot) -> String {
             let whole = units / u128::from(crate::UNITS_PER_TOKEN);
             let part = units % u128::from(crate::UNITS_PER_TOKEN);
             if part == 0 {
-                format!("{key:?}: {whole} tokens")
+                format!("{}: {whole} tokens", crate::model::ShownKey(key))
             } else {
-                format!("{key:?}: {whole}.{part:09} tokens")
+                format!("{}: {whole}.{part:09} tokens", crate::model::ShownKey(key))
             }
         })
         .collect();

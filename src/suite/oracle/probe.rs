@@ -3,7 +3,7 @@
 //! with a [`Snapshot`]) the white-box ones are compared after every step.
 use crate::suite::host::subject::Subject;
 
-use crate::model::{Model, Op, Outcome};
+use crate::model::{Model, Op, Outcome, ShownKey};
 use crate::{LimitError, Limiter, Policy, Snapshot, UNITS_PER_TOKEN};
 
 use crate::model::same_state::StateDifference;
@@ -295,8 +295,9 @@ impl Probe {
             if b.units > cap {
                 return Err(self
                     .fail(format!(
-                        "I1: after step {step} the snapshot stores {} units for {key:?}, above capacity {} × 10⁹",
+                        "I1: after step {step} the snapshot stores {} units for {}, above capacity {} × 10⁹",
                         b.units,
+                        ShownKey(key),
                         policy.capacity()
                     ))
                     .because(Cause::breaking(
@@ -307,7 +308,8 @@ impl Probe {
             if b.last_nanos > got.observed_nanos {
                 return Err(self
                     .fail(format!(
-                        "after step {step} the snapshot dates {key:?} at {} ns, after the observed time {} ns",
+                        "after step {step} the snapshot dates {} at {} ns, after the observed time {} ns",
+                        ShownKey(key),
                         b.last_nanos, got.observed_nanos
                     ))
                     .because(Cause::new("a bucket dated after the observed time")));
