@@ -1,9 +1,10 @@
-//! Panics on a check's own thread, in the std mode: the suite catches every one and reports
+//! Panics on a check's own thread, in every mode: the suite catches every one and reports
 //! its message in the check's explanation, so the default hook printing each again is noise
 //! (a property check can panic hundreds of times while it shrinks, each with a backtrace when
 //! `RUST_BACKTRACE` is set). While a check runs, its thread's panics print nothing; the place
-//! of the first is kept for the report instead. Panics on any other thread reach the hook
-//! that was there before, unchanged.
+//! of the first is kept for the report instead. Shuttle's and loom's threads run on the OS
+//! thread that started the execution, so a design's panic on one of them is the check's too.
+//! Panics on any other thread reach the hook that was there before, unchanged.
 use std::cell::RefCell;
 use std::sync::Once;
 
@@ -39,6 +40,17 @@ pub(crate) fn begin() {
         }));
     });
     FIRST.with(|first| *first.borrow_mut() = Some(None));
+}
+
+/// Forgets the place of the calling thread's first panic so far, if [`begin`] made its
+/// panics quiet: the next panic's place is kept instead.
+#[cfg(loom)]
+pub(crate) fn forget_place() {
+    FIRST.with(|first| {
+        if let Some(place) = first.borrow_mut().as_mut() {
+            *place = None;
+        }
+    });
 }
 
 /// Ends what [`begin`] started on this thread and returns the place of its first panic.

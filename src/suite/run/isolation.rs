@@ -10,7 +10,6 @@ use serde::Serialize;
 use crate::Limiter;
 
 use crate::suite::checks::table::{dispatch, find, CheckInfo, Kind};
-use crate::suite::core::backend::Backend;
 use crate::suite::core::cause::Cause;
 use crate::suite::core::env;
 use crate::suite::core::failure::Failure;
@@ -278,10 +277,7 @@ pub(crate) fn run_subject(
             let _member = waits::join(&member);
             let _calls = crate::suite::core::watch::adopt(calls);
             crate::suite::core::budget::begin(env::budget());
-            let quiet = !Backend::current().is_controlled();
-            if quiet {
-                crate::suite::core::quiet_panics::begin();
-            }
+            crate::suite::core::quiet_panics::begin();
             // A sequential check runs inside an execution of the controlled backend (the
             // design's locks belong to it); a concurrency check explores on its own.
             set_current_check(owned);
@@ -294,11 +290,7 @@ pub(crate) fn run_subject(
             } else {
                 sequential(subject, owned)
             };
-            let place = if quiet {
-                crate::suite::core::quiet_panics::end()
-            } else {
-                None
-            };
+            let place = crate::suite::core::quiet_panics::end();
             let coverage = crate::suite::core::budget::end();
             let _ = tx.send((result, place, coverage));
         });
@@ -364,14 +356,9 @@ pub(crate) fn run_subject(
             let spawned = thread::Builder::new()
                 .name(format!("diagnosis of {owned}"))
                 .spawn(move || {
-                    let quiet = !Backend::current().is_controlled();
-                    if quiet {
-                        crate::suite::core::quiet_panics::begin();
-                    }
+                    crate::suite::core::quiet_panics::begin();
                     let _ = tx.send(in_execution(move || diagnose(failure, &list, design)));
-                    if quiet {
-                        crate::suite::core::quiet_panics::end();
-                    }
+                    crate::suite::core::quiet_panics::end();
                 });
             match spawned.ok().and_then(|_| rx.recv_timeout(limit).ok()) {
                 Some(Ok(diagnosed)) => Status::Failed(diagnosed),
@@ -428,6 +415,8 @@ fn sequential(subject: Subject, name: &'static str) -> Dispatched {
         guarded(|| in_execution(move || dispatch_minimal(subject, name))).and_then(|r| r)
     });
     if out_of_threads(&once) {
+        // The thread limit's assertion was the first panic: the place kept is the design's.
+        crate::suite::core::quiet_panics::forget_place();
         guarded(|| dispatch_minimal(subject.hosted(), name))
     } else {
         once
