@@ -457,6 +457,7 @@ fn new_key_not_full(design: Build) -> bool {
 ///   the rate, one token spent right after it as specified (so the whole token survived the
 ///   cutover), and the half left refused once it has refilled to a whole token, while the
 ///   same calls without the cutover are answered as specified.
+/// - **The stored balance is rounded** ([`rounds_stored`]).
 ///
 /// Its row in [`DETECTORS`] fires unless [`window_reset`] does: a design that admits more than
 /// it earned with one key, no rejection and no cutover explains each of these comparisons too.
@@ -563,7 +564,36 @@ fn dropped_fraction(design: Build) -> bool {
             mine.get(..3) == theirs.get(..3)
                 && matches!((mine.get(3), theirs.get(3)), (Some(m), Some(t)) if refused(m) && admitted(t))
         });
-    lost || misreported || drops_from_snapshot || floors_at_cutover
+    lost || misreported || drops_from_snapshot || floors_at_cutover || rounds_stored(design)
+}
+
+/// A symptom of [`Mistake::DroppedFraction`]: the stored balance is rounded. The seed's change
+/// exercise with room for a second token (capacity 2 at 3 tokens/s, both spent): one token is
+/// back at 333333334 ns, and not one nanosecond earlier. A design that rounds what it stores
+/// (a full-at time kept in whole nanoseconds, a refill rounded up) admits one at 333333333,
+/// though its bucket is not full again, and only there: at 333333332 it
+/// refuses as specified (whatever retry it estimates from its rounded balance), so the credit
+/// it invents is less than a nanosecond of refill; and
+/// the seed's trace table at 2 tokens/s, where every refill is whole units, is answered as
+/// specified. Such a design's retry is one nanosecond short too, but it is the balance the
+/// design admits by that is wrong, not the estimate: [`retry_estimate`]'s row gives way to it.
+fn rounds_stored(design: Build) -> bool {
+    let control = small(vec![
+        allow("k", 10, 0),
+        allow("k", 1, 250 * MS),
+        allow("k", 1, 500 * MS),
+        allow("k", 1, 500 * MS),
+    ]);
+    let exercise = |at: u64| probe(2, 3, 8, vec![allow("k", 2, 0), allow("k", 1, at)]);
+    // Refused a nanosecond earlier, as specified (its retry, one nanosecond short, aside).
+    let refused_before = both(design, &exercise(333_333_332)).is_some_and(|(mine, theirs)| {
+        mine.first() == theirs.first()
+            && mine.get(1).is_some_and(refused)
+            && theirs.get(1).is_some_and(refused)
+    });
+    as_specified(design, &control)
+        && refused_before
+        && grants_more_on(design, &exercise(333_333_333))
 }
 
 /// [`Mistake::RetryEstimate`], two symptoms.
@@ -665,7 +695,8 @@ fn retry_estimate(design: Build) -> bool {
 /// second after it was spent (two tokens earned), a spend after a long idle time, a refill of
 /// half a token after a refill of one, a whole bucket twice at once, and the seed's change
 /// exercise (capacity 1, 3 tokens/s: the token is back at 333333334 ns, not a nanosecond
-/// earlier). Fires when the first call the design admits or refuses otherwise is one it admits and
+/// earlier; unless the design also admits a nanosecond early while its bucket is still
+/// filling, [`rounds_stored`]). Fires when the first call the design admits or refuses otherwise is one it admits and
 /// the specification refuses: more than the bucket's capacity plus what it earned passes. No
 /// rejection, cutover, eviction, second key or error comes before it, so only the refill and
 /// the admission can be at fault. Also fires when a rejection restores the whole burst: a spent
@@ -687,8 +718,11 @@ fn window_reset(design: Build) -> bool {
             allow("k", 1, 750 * MS),
         ]),
         small(vec![allow("k", 10, 0), allow("k", 10, 0)]),
-        probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 333_333_333)]),
     ];
+    // The seed's change exercise, where the whole bucket (one token) comes back: early there
+    // is the window's only when a token is not early as well while the bucket is still
+    // filling (a stored balance rounded on every spend: [`rounds_stored`]).
+    let exercise = probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 333_333_333)]);
     let after_rejection = [0, 100 * MS].into_iter().any(|later| {
         let p = small(vec![
             allow("k", 10, 0),
@@ -701,20 +735,22 @@ fn window_reset(design: Build) -> bool {
                 && theirs.get(2).is_some_and(refused)
         })
     });
-    after_rejection
-        || probes.iter().any(|p| {
-            both(design, p).is_some_and(|(mine, theirs)| {
-                let at = mine
-                    .iter()
-                    .zip(&theirs)
-                    .position(|(m, t)| admitted(m) != admitted(t) || decision(m).is_none());
-                at.is_some_and(|at| {
-                    theirs[..at].iter().all(admitted)
-                        && mine.get(at).is_some_and(admitted)
-                        && theirs.get(at).is_some_and(refused)
-                })
+    let more_than_earned = |p: &Probe| {
+        both(design, p).is_some_and(|(mine, theirs)| {
+            let at = mine
+                .iter()
+                .zip(&theirs)
+                .position(|(m, t)| admitted(m) != admitted(t) || decision(m).is_none());
+            at.is_some_and(|at| {
+                theirs[..at].iter().all(admitted)
+                    && mine.get(at).is_some_and(admitted)
+                    && theirs.get(at).is_some_and(refused)
             })
         })
+    };
+    after_rejection
+        || probes.iter().any(more_than_earned)
+        || (more_than_earned(&exercise) && !rounds_stored(design))
 }
 
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
@@ -1091,13 +1127,16 @@ fn refuses_more_than_held(design: Build) -> bool {
 }
 
 /// Whether the design answers every call but the last as the specification does, and
-/// admits the last where the specification refuses it.
+/// admits the last where the specification refuses it (on a [`small`] probe).
 fn grants_more(design: Build, ops: Vec<Op>) -> bool {
-    both(design, &small(ops)).is_some_and(|(mut mine, mut theirs)| {
-        match (mine.pop(), theirs.pop()) {
-            (Some(m), Some(t)) => mine == theirs && admitted(&m) && refused(&t),
-            _ => false,
-        }
+    grants_more_on(design, &small(ops))
+}
+
+/// [`grants_more`] on any probe.
+fn grants_more_on(design: Build, p: &Probe) -> bool {
+    both(design, p).is_some_and(|(mut mine, mut theirs)| match (mine.pop(), theirs.pop()) {
+        (Some(m), Some(t)) => mine == theirs && admitted(&m) && refused(&t),
+        _ => false,
     })
 }
 
@@ -1177,8 +1216,9 @@ fn drops_full_at_cutover(design: Build) -> bool {
 }
 
 /// The symptom of [`Mistake::CapacityTopUp`]: after a cutover to a larger capacity an existing key
-/// spends the whole new capacity, which the specification refuses (the worked example; and a long
-/// idle time under the old rate, then a rate no higher), its calls before answered as specified,
+/// spends the whole new capacity, which the specification refuses (the worked example; a long
+/// idle time under the old rate, then a rate no higher; a bucket full for a minute, the rate
+/// kept, a design that moves a full-at time by the change of capacity), its calls before answered as specified,
 /// while without a cutover it does not ([`refuses_more_than_held`]), or a cutover to a smaller
 /// capacity settles a bucket (dates it at the cutover) and stores a balance above the new capacity,
 /// or panics where a bucket holds more than the new capacity and not where it holds less.
@@ -1198,6 +1238,12 @@ fn tops_up(design: Build) -> bool {
             allow("k", 10, 0),
             replace(2, 20, 2, 1, 500 * MS),
             allow("k", 11, 500 * MS),
+        ],
+        // A bucket full for a minute, the capacity doubled at the same rate: still 10.
+        vec![
+            allow("k", 1, 0),
+            replace(2, 20, 2, 1, 60 * SECOND),
+            allow("k", 11, 60 * SECOND),
         ],
     ];
     let grants = probes.into_iter().any(|ops| grants_more(design, ops));
@@ -1257,8 +1303,9 @@ fn backs_up(design: Build) -> bool {
 }
 
 /// The symptom of [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the
-/// worked example at 0.5 s) and down: the credit earned before it is the old rate's, and after
-/// it the new rate's. Whether
+/// worked example at 0.5 s) and down, or two in a row with the key untouched between them
+/// (each period earns at the rate in force over it, in whole tokens): the credit earned before a cutover is the
+/// old rate's, and after it the new rate's. Whether
 /// what the design answers after the cutover differs from the specification, while the same
 /// calls without the cutover are answered as specified (the control: refill and reporting are
 /// right) and a cost equal to the balance passes at the cutover's own instant (admission after
@@ -1298,6 +1345,26 @@ fn rate_before_cutover(design: Build) -> bool {
             allow("k", 3, SECOND),
             allow("k", 1, SECOND),
         ]),
+        // Two cutovers with the key untouched between them: each period earns at its own
+        // rate, in whole tokens (a design dropping fractions answers as specified): 1 token
+        // by 0.5 s (2/s), 2 more by 1 s (4/s), 1 more by 1.5 s (2/s).
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 4, 1, 500 * MS),
+            replace(3, 10, 2, 2, SECOND),
+            allow("k", 4, 1500 * MS),
+            allow("k", 1, 1500 * MS),
+        ]),
+        // The rates the other way: 1 token by 0.5 s (2/s), 1 more by 1.5 s (1/s), 2 more by
+        // 2 s (4/s). The first call after the cutovers is admitted: a refusal's retry there
+        // would be the estimate's matter.
+        small(vec![
+            allow("k", 10, 0),
+            replace(2, 10, 1, 1, 500 * MS),
+            replace(3, 10, 4, 2, 1500 * MS),
+            allow("k", 4, 2 * SECOND),
+            allow("k", 1, 2 * SECOND),
+        ]),
     ];
     // At the cutover's own instant no rate applies yet: a cost equal to the balance passes.
     let at_cutover = small(vec![
@@ -1308,10 +1375,17 @@ fn rate_before_cutover(design: Build) -> bool {
     as_specified(design, &control)
         && as_specified(design, &at_cutover)
         && probes.iter().any(|p| {
+            // The calls up to the last cutover are answered as specified; a call after it
+            // is not.
+            let cut = p
+                .ops
+                .iter()
+                .rposition(|op| matches!(op, Op::ReplacePolicy { .. }))
+                .map_or(0, |i| i + 1);
             both(design, p).is_some_and(|(mine, theirs)| {
                 mine.len() == theirs.len()
-                    && mine.get(..2) == theirs.get(..2)
-                    && mine.get(2..) != theirs.get(2..)
+                    && mine.get(..cut) == theirs.get(..cut)
+                    && mine.get(cut..) != theirs.get(cut..)
             })
         })
 }
@@ -1418,7 +1492,9 @@ struct Detector {
 /// answered otherwise than an old one refilled to full ([`new_key_not_full`]) explains more
 /// admitted than earned on the window's probes, which all start on a new key; a design
 /// that admits more than it earned without a cutover ([`window_reset`]) explains a dropped
-/// fraction and the cutover grants; a budget reset (a whole new capacity) explains a top-up and
+/// fraction and the cutover grants; a stored balance rounded by less than a nanosecond of
+/// refill ([`rounds_stored`]) explains a retry one nanosecond short; a budget reset (a whole
+/// new capacity) explains a top-up and
 /// a retroactive rate; a cutover that applies a rate to the wrong side of it
 /// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
 /// the new policy reads full at the new capacity, and one not settled at all is clamped only
@@ -1446,7 +1522,7 @@ const DETECTORS: [Detector; 16] = [
     Detector {
         mistake: Mistake::RetryEstimate,
         fires: retry_estimate,
-        unless: &[],
+        unless: &[rounds_stored],
     },
     Detector {
         mistake: Mistake::UncheckedFixedPoint,
