@@ -596,7 +596,7 @@ fn rounds_stored(design: Build) -> bool {
         && grants_more_on(design, &exercise(333_333_333))
 }
 
-/// [`Mistake::RetryEstimate`], two symptoms.
+/// [`Mistake::RetryEstimate`], two symptoms (a third: [`saturates_missing`]).
 ///
 /// - **Off where no refill is involved.** `retry_after_nanos` right after a spend at the
 ///   same instant (no time elapsed, so no refill slip can reach the balance it is computed
@@ -688,6 +688,42 @@ fn retry_estimate(design: Build) -> bool {
                 && m.retry_after_nanos != t.retry_after_nanos
         });
     at_once || from_fraction
+}
+
+/// The other symptom of [`Mistake::RetryEstimate`]: the retry saturated before the division.
+/// A spent bucket of more than `MAX_QUANTITY` units (10¹⁰ tokens, and `MAX_QUANTITY` tokens)
+/// asked for its whole capacity again at once, at 2 and 3 tokens/s: the specification waits
+/// ⌈missing / rate⌉ (5 × 10¹⁸ ns, or `MAX_QUANTITY` saturated); a design that caps the
+/// missing units at `MAX_QUANTITY` and then divides answers exactly ⌈`MAX_QUANTITY` / rate⌉,
+/// shorter, with the admission and `whole_tokens` as specified. A product that overflows
+/// wraps to some other number ([`unchecked_fixed_point`], whose row gives way to this one).
+fn saturates_missing(design: Build) -> bool {
+    [(10_000_000_000, 2), (MAX_QUANTITY, 2), (MAX_QUANTITY, 3)]
+        .into_iter()
+        .any(|(capacity, rate)| {
+            let p = probe(
+                capacity,
+                rate,
+                8,
+                vec![allow("k", capacity, 0), allow("k", capacity, 0)],
+            );
+            both(design, &p).is_some_and(|(mine, theirs)| {
+                mine.first() == theirs.first()
+                    && match (
+                        mine.get(1).and_then(decision),
+                        theirs.get(1).and_then(decision),
+                    ) {
+                        (Some(m), Some(t)) => {
+                            !m.allowed
+                                && !t.allowed
+                                && m.whole_tokens == t.whole_tokens
+                                && m.retry_after_nanos == MAX_QUANTITY.div_ceil(rate)
+                                && m.retry_after_nanos < t.retry_after_nanos
+                        }
+                        _ => false,
+                    }
+            })
+        })
 }
 
 /// [`Mistake::WindowReset`]: one key, calls in time order, every call before the last
@@ -839,13 +875,15 @@ fn idle_eviction(design: Build) -> bool {
 /// [`Mistake::UntrackedKeys`]: the key bound kept wrong. Fires when the design builds a
 /// limiter with a key bound of 0 ([`builds_unbounded`]), answers a call at the bound otherwise
 /// ([`answers_otherwise_at_bound`]), counts two held keys otherwise ([`miscounts_held`]),
-/// counts a key a sweep removed ([`counts_removed`], [`counts_swept`]), counts otherwise after a
+/// counts a key a sweep removed or still serves it ([`counts_removed`], [`counts_swept`],
+/// [`serves_swept`]), counts otherwise after a
 /// cutover ([`counts_across_cutover`]) or serves a new key by dropping a full bucket
 /// ([`drops_full_to_make_room`]).
 fn untracked_keys(design: Build) -> bool {
     builds_unbounded(design)
         || answers_otherwise_at_bound(design)
         || counts_swept(design)
+        || serves_swept(design)
         || miscounts_held(design)
         || counts_removed(design)
         || counts_across_cutover(design)
@@ -982,6 +1020,21 @@ fn counts_swept(design: Build) -> bool {
                 }
         })
     })
+}
+
+/// The same sweep answered as specified, then a new key that fills the bound again: whether
+/// the design still serves the swept key (it kept the bucket it no longer counts; the
+/// specification refuses it with `KeyCapacityReached`) while it keeps the new key too (one
+/// that drops a key to make room is [`idle_eviction`]'s).
+fn serves_swept(design: Build) -> bool {
+    let ops = vec![
+        allow("a", 1, 0),
+        Op::EvictFull { now: 10 * SECOND },
+        allow("b", 1, 10 * SECOND),
+        allow("a", 1, 10 * SECOND),
+    ];
+    let p = probe(10, 2, 1, ops.clone());
+    grants_a_new_key(design, 1, ops) && !drops_a_key(design, &p)
 }
 
 /// Whether the design serves a new key at the bound by dropping a full bucket: equivalent
@@ -1493,7 +1546,8 @@ struct Detector {
 /// admitted than earned on the window's probes, which all start on a new key; a design
 /// that admits more than it earned without a cutover ([`window_reset`]) explains a dropped
 /// fraction and the cutover grants; a stored balance rounded by less than a nanosecond of
-/// refill ([`rounds_stored`]) explains a retry one nanosecond short; a budget reset (a whole
+/// refill ([`rounds_stored`]) explains a retry one nanosecond short; a retry saturated before
+/// its division ([`saturates_missing`]) explains one short at the extremes; a budget reset (a whole
 /// new capacity) explains a top-up and
 /// a retroactive rate; a cutover that applies a rate to the wrong side of it
 /// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
@@ -1503,7 +1557,7 @@ struct Detector {
 /// cutover ([`untracked_keys`]), explains a budget reset's lower count; a full bucket dropped
 /// at a cutover ([`drops_full_at_cutover`]) explains a capacity raised back at one instant, and
 /// a top-up explains dropping a bucket full under the old capacity.
-const DETECTORS: [Detector; 16] = [
+const DETECTORS: [Detector; 17] = [
     Detector {
         mistake: Mistake::WindowReset,
         fires: window_reset,
@@ -1525,9 +1579,14 @@ const DETECTORS: [Detector; 16] = [
         unless: &[rounds_stored],
     },
     Detector {
+        mistake: Mistake::RetryEstimate,
+        fires: saturates_missing,
+        unless: &[],
+    },
+    Detector {
         mistake: Mistake::UncheckedFixedPoint,
         fires: unchecked_fixed_point,
-        unless: &[],
+        unless: &[saturates_missing],
     },
     Detector {
         mistake: Mistake::StaleTime,
