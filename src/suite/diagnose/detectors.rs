@@ -52,6 +52,23 @@ fn small(ops: Vec<Op>) -> Probe {
     }
 }
 
+/// The keys a probe that stands for every key is also run on: "k" and "a" to "h", which fall
+/// into every shard of a design hashing keys into a few (FNV-1a modulo 8, among others).
+const SPREAD: [&str; 9] = ["k", "a", "b", "c", "d", "e", "f", "g", "h"];
+
+/// The same probe with its key "k" renamed `key` (other keys stay).
+fn on_key(p: &Probe, key: &str) -> Probe {
+    let ops = p
+        .ops
+        .iter()
+        .map(|op| match op {
+            Op::Allow { key: k, cost, now } if k == "k" => allow(key, *cost, *now),
+            other => other.clone(),
+        })
+        .collect();
+    probe(p.capacity, p.rate, p.max_keys, ops)
+}
+
 /// A probe with its own policy and key bound.
 fn probe(capacity: u64, rate: u64, max_keys: usize, ops: Vec<Op>) -> Probe {
     Probe {
@@ -326,7 +343,7 @@ fn mutation_before_validation(design: Build) -> bool {
 }
 
 /// [`Mistake::StaleTime`]: calls older than the newest time the limiter has seen (on the same key,
-/// on another key, on a new key one nanosecond older, after a cleanup, after a refused call, at a cutover, a cutover
+/// on another key (new, or tracked before that newest call), on a new key one nanosecond older, after a cleanup, after a refused call, at a cutover, a cutover
 /// with a stale version too) and calls at an equal time. Fires when the design does not refuse with
 /// `TimeWentBackwards` a call the specification refuses so, or refuses so a call the specification
 /// serves, the calls before it answered in kind as specified (admitted, refused, the same error: a
@@ -352,6 +369,12 @@ fn stale_time(design: Build) -> bool {
             allow("k", 9, 0),
             allow("k", 9, 100 * MS),
             allow("j", 1, 50 * MS),
+        ],
+        // A tracked key called again older than a later call on another key.
+        vec![
+            allow("a", 1, 0),
+            allow("b", 1, 100 * MS),
+            allow("a", 1, 50 * MS),
         ],
         vec![allow("k", 1, SECOND), replace(2, 10, 2, 1, SECOND)],
         vec![replace(2, 10, 2, 1, SECOND), allow("k", 1, 0)],
@@ -787,21 +810,49 @@ fn window_reset(design: Build) -> bool {
     after_rejection
         || probes.iter().any(more_than_earned)
         || (more_than_earned(&exercise) && !rounds_stored(design))
+        || loses_credit(design)
+}
+
+/// The other face of [`Mistake::WindowReset`]: a refill that loses what the bucket held or
+/// earned. Half the bucket spent at 0, a token a second later (two whole tokens earned, so no
+/// fraction is involved), then 5 of the 6 tokens left: the specification admits all three.
+/// Fires when the design answers the first as specified, admits the second (whatever balance
+/// it reports) and refuses the third (it has
+/// less than the stored balance plus what it earned: a refill that keeps only what was earned,
+/// or one skipped while the stored balance covers the cost but dated now). No rejection,
+/// cutover, eviction, second key or error comes first, and the last cost is below the balance
+/// (a strict comparison admits it too), so only the refill can be at fault.
+fn loses_credit(design: Build) -> bool {
+    let p = small(vec![
+        allow("k", 5, 0),
+        allow("k", 1, SECOND),
+        allow("k", 5, SECOND),
+    ]);
+    both(design, &p).is_some_and(|(mine, theirs)| {
+        mine.first() == theirs.first()
+            && theirs.iter().all(admitted)
+            && mine.get(1).is_some_and(admitted)
+            && mine.get(2).is_some_and(refused)
+    })
 }
 
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
 /// to a larger capacity, after which fullness is the new policy's, and before a cutover at the
 /// sweep's own instant, which judges fullness as any other, and beside a spent key that comes
-/// first in key order), beside a whole-capacity request
+/// first in key order; and at 3 tokens/s, where the capacity takes no whole number of
+/// seconds to come back), beside a whole-capacity request
 /// on that key at the sweep's instant: a bucket is full exactly when such a request would
-/// pass. Fires when the design answers that request as the specification does (the
-/// control: its refill to that instant is right, and so is the first spend) yet removes the
+/// pass. Fires when the design answers that request as the specification does, admitted or
+/// not with the same `whole_tokens` (the control: its refill to that instant is right, a
+/// bucket never reads above its capacity, and so is the first spend) yet removes the
 /// key where the specification keeps it, or keeps it where the specification removes it;
 /// a new key's whole-capacity request must pass and a spent key's must not (the design's
 /// admission is a fair measure of fullness). A refill slip that shows in the request fails
 /// the control; what is left is the sweep's own judgement of fullness. Also fires when a new
 /// key at the bound is served, the calls before it answered as specified, and a spent key is
-/// gone from the design's snapshot: evicted under memory pressure, whatever its balance.
+/// gone from the design's snapshot: evicted under memory pressure, whatever its balance; when
+/// `allow` drops a bucket it spent ([`drops_spent`]); and when a sweep keeps full buckets
+/// ([`keeps_full`]).
 fn idle_eviction(design: Build) -> bool {
     let controls = [
         small(vec![allow("n", 10, 0)]),
@@ -813,22 +864,26 @@ fn idle_eviction(design: Build) -> bool {
     // (calls before the sweep, the whole capacity then, the sweep's time): a key spent at 0,
     // also after a cutover at 0 to a larger capacity (fullness is then the new policy's).
     let cutover = |spent| vec![allow("k", spent, 0), replace(2, 20, 2, 1, 0)];
+    // (rate, calls before the sweep, the whole capacity then, the sweep's time)
     let cases = [
-        (vec![allow("k", 10, 0)], 10, SECOND),
-        (vec![allow("k", 1, 0)], 10, 250 * MS),
-        (vec![allow("k", 1, 0)], 10, 10 * SECOND),
-        (vec![allow("k", 10, 0)], 10, 1),
-        (vec![allow("k", 1, 0)], 10, 500 * MS),
-        (cutover(1), 20, SECOND),
-        (cutover(1), 20, 10 * SECOND),
+        (2, vec![allow("k", 10, 0)], 10, SECOND),
+        (2, vec![allow("k", 1, 0)], 10, 250 * MS),
+        (2, vec![allow("k", 1, 0)], 10, 10 * SECOND),
+        (2, vec![allow("k", 10, 0)], 10, 1),
+        (2, vec![allow("k", 1, 0)], 10, 500 * MS),
+        (2, cutover(1), 20, SECOND),
+        (2, cutover(1), 20, 10 * SECOND),
         // At the instant a cutover raised the observed time to: a bucket full then is full.
         (
+            2,
             vec![allow("k", 1, 0), replace(2, 10, 2, 1, 10 * SECOND)],
             10,
             10 * SECOND,
         ),
         // Beside a spent key that stays (and comes first in key order).
-        (vec![allow("a", 10, 0), allow("k", 1, 0)], 10, 500 * MS),
+        (2, vec![allow("a", 10, 0), allow("k", 1, 0)], 10, 500 * MS),
+        // At 3 tokens/s the whole capacity takes 3⅓ s to come back: at 3 s it has not.
+        (3, vec![allow("k", 10, 0)], 10, 3 * SECOND),
     ];
     // Whether a sweep removed one key (consistently with the key count after it: one fewer
     // than the keys the calls before it made).
@@ -841,8 +896,10 @@ fn idle_eviction(design: Build) -> bool {
         _ => None,
     };
     makes_room(design)
+        || drops_spent(design)
+        || (fair && keeps_full(design))
         || fair
-            && cases.into_iter().any(|(before, capacity, at)| {
+            && cases.into_iter().any(|(rate, before, capacity, at)| {
                 let n = before.len();
                 let held = before
                     .iter()
@@ -852,13 +909,17 @@ fn idle_eviction(design: Build) -> bool {
                     })
                     .collect::<std::collections::BTreeSet<_>>()
                     .len();
-                let then = |ops: &[Op]| small(before.iter().chain(ops).cloned().collect());
+                let then =
+                    |ops: &[Op]| probe(10, rate, 8, before.iter().chain(ops).cloned().collect());
                 let sweep = then(&[Op::EvictFull { now: at }, Op::KeyCount]);
                 let full = then(&[allow("k", capacity, at)]);
                 let refill_right = both(design, &full).is_some_and(|(mine, theirs)| {
+                    let read = |o: Option<&Outcome>| {
+                        o.and_then(decision).map(|d| (d.allowed, d.whole_tokens))
+                    };
                     mine.get(..n) == theirs.get(..n)
-                        && matches!((mine.get(n), theirs.get(n)), (Some(m), Some(t))
-                            if decision(m).is_some() && admitted(m) == admitted(t))
+                        && read(mine.get(n)).is_some()
+                        && read(mine.get(n)) == read(theirs.get(n))
                 });
                 let holds = run(design, &sweep)
                     .and_then(|(_, snapshot)| snapshot)
@@ -872,6 +933,101 @@ fn idle_eviction(design: Build) -> bool {
             })
 }
 
+/// A symptom of [`Mistake::IdleEviction`]: `allow` drops a bucket it spent. One token on a
+/// fresh limiter is held as specified (the key count says 1), but the whole bucket spent at
+/// once leaves the design counting fewer keys than the specification: the spent bucket was
+/// dropped (and its key comes back full). A design that holds no key at all is the key
+/// bound's ([`holds_no_key`]).
+fn drops_spent(design: Build) -> bool {
+    let held = as_specified(design, &small(vec![allow("k", 1, 0), Op::KeyCount]));
+    held && both(design, &small(vec![allow("k", 10, 0), Op::KeyCount])).is_some_and(
+        |(mine, theirs)| {
+            mine.first() == theirs.first()
+                && matches!((mine.get(1), theirs.get(1)),
+                    (Some(Outcome::KeyCount { keys: m }), Some(Outcome::KeyCount { keys: t })) if m < t)
+        },
+    )
+}
+
+/// A symptom of [`Mistake::IdleEviction`]: a sweep that keeps full buckets. Eight keys ("a" to
+/// "h", spread over any small number of shards a design hashes keys into) each spend a token
+/// at 0; ten seconds later every bucket is full, and the specification's sweep removes all
+/// eight. Fires when each bucket answers a whole-capacity request then as specified (the
+/// control: it reads full, not more), the calls before are answered as specified and the
+/// design removes fewer,
+/// consistently (its key count and its snapshot hold what it did not remove, so the count is
+/// not at fault): some full bucket stayed.
+fn keeps_full(design: Build) -> bool {
+    let keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    let ops: Vec<Op> = keys
+        .iter()
+        .map(|k| allow(k, 1, 0))
+        .chain([Op::EvictFull { now: 10 * SECOND }, Op::KeyCount])
+        .collect();
+    let n = keys.len();
+    // The control: each bucket reads full then (a whole-capacity request leaves 0 tokens).
+    let read_full: Vec<Op> = keys
+        .iter()
+        .map(|k| allow(k, 1, 0))
+        .chain(keys.iter().map(|k| allow(k, 10, 10 * SECOND)))
+        .collect();
+    if !as_specified(design, &small(read_full)) {
+        return false;
+    }
+    let p = small(ops);
+    let held = run(design, &p)
+        .and_then(|(_, snapshot)| snapshot)
+        .map(|s| s.buckets.len());
+    both(design, &p).is_some_and(|(mine, theirs)| {
+        mine.get(..n) == theirs.get(..n)
+            && matches!(
+                (mine.get(n), mine.get(n + 1), theirs.get(n)),
+                (
+                    Some(Outcome::Evicted { removed }),
+                    Some(Outcome::KeyCount { keys: left }),
+                    Some(Outcome::Evicted { removed: all }),
+                ) if removed < all && removed + left == n && held == Some(*left)
+            )
+    })
+}
+
+/// A symptom of [`Mistake::UntrackedKeys`]: no key is held. One token on a fresh limiter,
+/// admitted as specified, and the key count: the design counts none.
+fn holds_no_key(design: Build) -> bool {
+    both(design, &small(vec![allow("k", 1, 0), Op::KeyCount])).is_some_and(|(mine, theirs)| {
+        mine.first() == theirs.first()
+            && theirs.first().is_some_and(admitted)
+            && matches!(mine.get(1), Some(Outcome::KeyCount { keys: 0 }))
+    })
+}
+
+/// A symptom of [`Mistake::DroppedFraction`] (its hint: store the state on every call): a
+/// spend left unstored. Two tokens, then three three times, at one instant from a bucket of
+/// ten: the specification admits three calls and refuses the fourth. Fires when the first two
+/// are answered as specified (the second reports the balance the first left: the first spend
+/// was charged, and no refill gave anything back at the same instant), the fourth is
+/// admitted, and the design's snapshot still holds what the first call left (8 tokens): the
+/// key was stored once and never updated. A design that stores each admission, but from the
+/// wrong balance, keeps another state and is the refill's. A design that holds no key at all
+/// is the key bound's ([`holds_no_key`]).
+fn unstored_spend(design: Build) -> bool {
+    let p = small(vec![
+        allow("k", 2, 0),
+        allow("k", 3, 0),
+        allow("k", 3, 0),
+        allow("k", 3, 0),
+    ]);
+    let first_kept = run(design, &p)
+        .and_then(|(_, snapshot)| snapshot)
+        .is_some_and(|s| balances(&s).get("k") == Some(&(8 * u128::from(UNITS_PER_TOKEN))));
+    first_kept
+        && both(design, &p).is_some_and(|(mine, theirs)| {
+            mine.get(..2) == theirs.get(..2)
+                && theirs.get(3).is_some_and(refused)
+                && mine.get(3).is_some_and(admitted)
+        })
+}
+
 /// [`Mistake::UntrackedKeys`]: the key bound kept wrong. Fires when the design builds a
 /// limiter with a key bound of 0 ([`builds_unbounded`]), answers a call at the bound otherwise
 /// ([`answers_otherwise_at_bound`]), counts two held keys otherwise ([`miscounts_held`]),
@@ -880,7 +1036,8 @@ fn idle_eviction(design: Build) -> bool {
 /// cutover ([`counts_across_cutover`]) or serves a new key by dropping a full bucket
 /// ([`drops_full_to_make_room`]).
 fn untracked_keys(design: Build) -> bool {
-    builds_unbounded(design)
+    holds_no_key(design)
+        || builds_unbounded(design)
         || answers_otherwise_at_bound(design)
         || counts_swept(design)
         || serves_swept(design)
@@ -1363,7 +1520,7 @@ fn backs_up(design: Build) -> bool {
 /// calls without the cutover are answered as specified (the control: refill and reporting are
 /// right) and a cost equal to the balance passes at the cutover's own instant (admission after
 /// a cutover is right where no time elapsed). The capacity stays, so no clamp and no new
-/// capacity is involved.
+/// capacity is involved. Each probe runs on nine keys ([`SPREAD`]), the control on one.
 fn rate_before_cutover(design: Build) -> bool {
     let control = small(vec![
         allow("k", 10, 0),
@@ -1425,9 +1582,14 @@ fn rate_before_cutover(design: Build) -> bool {
         replace(2, 10, 4, 1, 0),
         allow("k", 1, 0),
     ]);
+    // Each probe on "k" and on "a" to "h", so that a slip confined to some shards (or
+    // buckets) of a design that hashes its keys shows whatever the hash.
+    let probes = probes
+        .iter()
+        .flat_map(|p| SPREAD.iter().map(move |key| on_key(p, key)));
     as_specified(design, &control)
         && as_specified(design, &at_cutover)
-        && probes.iter().any(|p| {
+        && probes.into_iter().any(|p| {
             // The calls up to the last cutover are answered as specified; a call after it
             // is not.
             let cut = p
@@ -1435,7 +1597,7 @@ fn rate_before_cutover(design: Build) -> bool {
                 .iter()
                 .rposition(|op| matches!(op, Op::ReplacePolicy { .. }))
                 .map_or(0, |i| i + 1);
-            both(design, p).is_some_and(|(mine, theirs)| {
+            both(design, &p).is_some_and(|(mine, theirs)| {
                 mine.len() == theirs.len()
                     && mine.get(..cut) == theirs.get(..cut)
                     && mine.get(cut..) != theirs.get(cut..)
@@ -1443,17 +1605,10 @@ fn rate_before_cutover(design: Build) -> bool {
         })
 }
 
-/// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose units
-/// exceed `u64`, every call later than the one before (also a sweep and a cutover at the largest
-/// capacity). Fires when the design admits or refuses
-/// otherwise than the specification there, reports another `whole_tokens`, or refuses with a
-/// retry shorter than the specification's (missing units beyond `u64`, wrapped), while it answers
-/// the seed's trace table, a second boundary, a refusal with tokens left and the seed's ceiling
-/// (333333334 ns) exactly as specified (the controls: refill, rounding, retry and admission are
-/// right at small quantities), or panics there (an overflow in a debug build) where it builds. A
-/// correct design never panics. A retry longer than the specification's at the extremes is the
-/// retry detector's matter (one that does not saturate at `MAX_QUANTITY`).
-fn unchecked_fixed_point(design: Build) -> bool {
+/// Whether the design answers as specified the probes of small numbers that the fixed point's
+/// symptoms are judged beside: refills of half a token, a second's boundary, a spend, an
+/// inexact retry. A design that fails them makes a mistake that no overflow explains.
+fn small_as_specified(design: Build) -> bool {
     let controls = [
         small(vec![
             allow("k", 10, 0),
@@ -1467,6 +1622,20 @@ fn unchecked_fixed_point(design: Build) -> bool {
         small(vec![allow("k", 5, 0), allow("k", 1, SECOND)]),
         probe(1, 3, 8, vec![allow("k", 1, 0), allow("k", 1, 0)]),
     ];
+    controls.iter().all(|p| as_specified(design, p))
+}
+
+/// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose units
+/// exceed `u64`, every call later than the one before (also a sweep and a cutover at the largest
+/// capacity). Fires when the design admits or refuses
+/// otherwise than the specification there, reports another `whole_tokens`, or refuses with a
+/// retry shorter than the specification's (missing units beyond `u64`, wrapped), while it answers
+/// the seed's trace table, a second boundary, a refusal with tokens left and the seed's ceiling
+/// (333333334 ns) exactly as specified (the controls: refill, rounding, retry and admission are
+/// right at small quantities), or panics there (an overflow in a debug build) where it builds. A
+/// correct design never panics. A retry longer than the specification's at the extremes is the
+/// retry detector's matter (one that does not saturate at `MAX_QUANTITY`).
+fn unchecked_fixed_point(design: Build) -> bool {
     let huge = 2 * (u64::MAX / UNITS_PER_TOKEN);
     let extremes = [
         probe(MAX_QUANTITY, 1, 8, at_the_extremes()),
@@ -1501,7 +1670,7 @@ fn unchecked_fixed_point(design: Build) -> bool {
             ],
         ),
     ];
-    controls.iter().all(|p| as_specified(design, p))
+    small_as_specified(design)
         && extremes.iter().any(|p| {
             panics(design, p) || {
                 both(design, p).is_some_and(|(mine, theirs)| {
@@ -1518,6 +1687,54 @@ fn unchecked_fixed_point(design: Build) -> bool {
                 })
             }
         })
+}
+
+/// A symptom of [`Mistake::UncheckedFixedPoint`]: a refill rounded beyond 2⁵³ units. A spent
+/// bucket of 10⁷ tokens at 1 token/s asked for all of it again 2⁵³ + 1 ns later (2⁵³ + 1
+/// units earned, which an `f64` cannot hold): the specification refuses it. Fires when the
+/// design refuses it too, with the same `whole_tokens`, and its snapshot holds a balance off
+/// by 1 to 16 units (a product computed in floating point and cast back), the policy and
+/// observed time agreeing; the small probes of [`unchecked_fixed_point`] answered as
+/// specified. A dropped fraction is off by far more; a retry formula leaves the balance exact.
+fn rounds_large_refill(design: Build) -> bool {
+    let capacity = 10_000_000;
+    let p = probe(
+        capacity,
+        1,
+        8,
+        vec![allow("k", capacity, 0), allow("k", capacity, (1 << 53) + 1)],
+    );
+    let off = match (run(design, &p), run(spec, &p)) {
+        (Some((mine, Some(ms))), Some((theirs, Some(ts)))) => {
+            mine.first() == theirs.first()
+                && matches!((mine.get(1).and_then(decision), theirs.get(1).and_then(decision)),
+                    (Some(m), Some(t)) if !m.allowed && !t.allowed && m.whole_tokens == t.whole_tokens)
+                && (ms.policy, ms.observed_nanos) == (ts.policy, ts.observed_nanos)
+                && matches!((balances(&ms).get("k"), balances(&ts).get("k")),
+                    (Some(m), Some(t)) if (1..=16).contains(&m.abs_diff(*t)))
+        }
+        _ => false,
+    };
+    off && small_as_specified(design)
+}
+
+/// A symptom of [`Mistake::RetryEstimate`]: a refusal that says to retry at once. The
+/// specification never refuses with `retry_after_nanos` 0 (a refused request always lacks
+/// some units); a design that falls back to 0 where the wait does not fit a `u64` (a spent
+/// bucket of `MAX_QUANTITY` tokens at 1 token/s, asked for all of them) promises admission now.
+/// The fixed point's row gives way to it: a wrapped product gives some other number.
+fn retries_at_once(design: Build) -> bool {
+    let p = probe(
+        MAX_QUANTITY,
+        1,
+        8,
+        vec![allow("k", MAX_QUANTITY, 0), allow("k", MAX_QUANTITY, 0)],
+    );
+    outcomes(design, &p).is_some_and(|mine| {
+        mine.iter()
+            .filter_map(decision)
+            .any(|d| !d.allowed && d.retry_after_nanos == 0)
+    })
 }
 
 /// A symptom: a fixed set of probes run on a design, and whether the design shows it.
@@ -1543,11 +1760,15 @@ struct Detector {
 /// Every detector, at least one per sequential mistake the seed names, in the order of
 /// [`Mistake::ALL`]. The exclusions are the whole of the rules between detectors: a new key
 /// answered otherwise than an old one refilled to full ([`new_key_not_full`]) explains more
-/// admitted than earned on the window's probes, which all start on a new key; a design
+/// admitted than earned on the window's probes, which all start on a new key; so do a design
+/// that holds no key ([`holds_no_key`]), drops a bucket it spent ([`drops_spent`]) or leaves a
+/// spend unstored ([`unstored_spend`]), and a design that holds no key explains a key dropped
+/// to make room and a spend unstored; a design
 /// that admits more than it earned without a cutover ([`window_reset`]) explains a dropped
 /// fraction and the cutover grants; a stored balance rounded by less than a nanosecond of
 /// refill ([`rounds_stored`]) explains a retry one nanosecond short; a retry saturated before
-/// its division ([`saturates_missing`]) explains one short at the extremes; a budget reset (a whole
+/// its division ([`saturates_missing`]) or a refusal saying to retry at once
+/// ([`retries_at_once`]) explains one short at the extremes; a budget reset (a whole
 /// new capacity) explains a top-up and
 /// a retroactive rate; a cutover that applies a rate to the wrong side of it
 /// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
@@ -1557,11 +1778,11 @@ struct Detector {
 /// cutover ([`untracked_keys`]), explains a budget reset's lower count; a full bucket dropped
 /// at a cutover ([`drops_full_at_cutover`]) explains a capacity raised back at one instant, and
 /// a top-up explains dropping a bucket full under the old capacity.
-const DETECTORS: [Detector; 17] = [
+const DETECTORS: [Detector; 19] = [
     Detector {
         mistake: Mistake::WindowReset,
         fires: window_reset,
-        unless: &[new_key_not_full],
+        unless: &[new_key_not_full, holds_no_key, drops_spent, unstored_spend],
     },
     Detector {
         mistake: Mistake::NewKeyNotFull,
@@ -1572,6 +1793,11 @@ const DETECTORS: [Detector; 17] = [
         mistake: Mistake::DroppedFraction,
         fires: dropped_fraction,
         unless: &[window_reset],
+    },
+    Detector {
+        mistake: Mistake::DroppedFraction,
+        fires: unstored_spend,
+        unless: &[holds_no_key],
     },
     Detector {
         mistake: Mistake::RetryEstimate,
@@ -1586,7 +1812,12 @@ const DETECTORS: [Detector; 17] = [
     Detector {
         mistake: Mistake::UncheckedFixedPoint,
         fires: unchecked_fixed_point,
-        unless: &[saturates_missing],
+        unless: &[saturates_missing, retries_at_once],
+    },
+    Detector {
+        mistake: Mistake::UncheckedFixedPoint,
+        fires: rounds_large_refill,
+        unless: &[],
     },
     Detector {
         mistake: Mistake::StaleTime,
@@ -1606,7 +1837,7 @@ const DETECTORS: [Detector; 17] = [
     Detector {
         mistake: Mistake::IdleEviction,
         fires: idle_eviction,
-        unless: &[],
+        unless: &[holds_no_key],
     },
     Detector {
         mistake: Mistake::UntrackedKeys,
