@@ -164,15 +164,18 @@ pub(crate) const LONG_KEY: &str = concat!(
 );
 
 /// Blank keys (in Java's sense of white space) and impossible costs are refused, the key
-/// first; a no-break space and a long key are keys like any other.
+/// first; a no-break space, a long key, a key with a tab inside and DEL alone (a control
+/// character that is not white space) are keys like any other.
 pub(crate) fn r1_invalid_input_is_refused(subject: Subject) -> Check {
-    let mut p = Probe::of(subject, CAP10_RATE2, 3)?;
+    let mut p = Probe::of(subject, CAP10_RATE2, 5)?;
     p.allow("k", 4, 100)?;
     for key in ["", " ", "\t\n", "\u{2003}", "\u{1f}"] {
         p.allow(key, 1, 100)?;
     }
     p.allow("\u{a0}", 1, 100)?;
     p.allow(LONG_KEY, 1, 100)?;
+    p.allow("a\tb", 1, 100)?;
+    p.allow("\u{7f}", 1, 100)?;
     for cost in [0, 11, u64::MAX] {
         p.allow("k", cost, 100)?;
     }

@@ -79,7 +79,7 @@ macro_rules! __suite_checks {
             c11 r1_whole_tokens_are_floored: R1, None, Some(DroppedFraction), Scenario, 1, examples,
                 "whole_tokens is the floor of the exact balance";
             c12 r1_invalid_input_is_refused: R1, None, Some(InputValidation), Scenario, 1, examples,
-                "blank keys (Java's white space) and impossible costs are refused, the key first; long keys are served";
+                "blank keys (Java's white space) and impossible costs are refused, the key first; other keys are served";
             c13 r1_errors_change_nothing: R1, None, Some(MutationBeforeValidation), Scenario, 1, examples,
                 "a refused call changes no balance, no observed time and no key";
             c14 r1_time_reversal_is_refused: R1, Some(I1), Some(StaleTime), Scenario, 1, examples,

@@ -147,7 +147,8 @@ fn refused(o: &Outcome) -> bool {
 }
 
 /// [`Mistake::InputValidation`]: one call on a fresh limiter for each of the blank keys in
-/// the contract's sense (empty, spaces and tab, U+001F), a key that is not blank (U+00A0), a
+/// the contract's sense (empty, spaces and tab, U+001F), keys that are not blank (U+00A0, a
+/// long key, a tab between letters, DEL alone), a
 /// cost of 0, a cost above the capacity and two valid costs. Fires when the design refuses as
 /// invalid input a call the specification serves, or answers otherwise (or with the other
 /// input error) a call the specification refuses as invalid input. On a fresh limiter at time
@@ -165,6 +166,8 @@ fn input_validation(design: Build) -> bool {
         ("\u{1f}", 1),
         ("\u{a0}", 1),
         (LONG_KEY, 1),
+        ("a\tb", 1),
+        ("\u{7f}", 1),
         ("k", 0),
         ("k", 11),
         ("k", 1),
