@@ -657,12 +657,7 @@ fn retry_estimate(design: Build) -> bool {
             replace(2, 10, 4, 1, 0),
             allow("k", 1, 0),
         ]),
-        probe(
-            MAX_QUANTITY,
-            1,
-            8,
-            vec![allow("k", MAX_QUANTITY, 0), allow("k", MAX_QUANTITY, 0)],
-        ),
+        spent_at_largest(),
     ];
     let at_once = probes.iter().any(|p| {
         both(design, p).is_some_and(|(mine, theirs)| {
@@ -961,7 +956,8 @@ fn drops_spent(design: Build) -> bool {
 /// consistently (its key count and its snapshot hold what it did not remove, so the count is
 /// not at fault): some full bucket stayed.
 fn keeps_full(design: Build) -> bool {
-    let keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    // "a" to "h": the spread keys but "k".
+    let keys = &SPREAD[1..];
     let ops: Vec<Op> = keys
         .iter()
         .map(|k| allow(k, 1, 0))
@@ -978,20 +974,19 @@ fn keeps_full(design: Build) -> bool {
         return false;
     }
     let p = small(ops);
-    let held = run(design, &p)
-        .and_then(|(_, snapshot)| snapshot)
-        .map(|s| s.buckets.len());
-    both(design, &p).is_some_and(|(mine, theirs)| {
-        mine.get(..n) == theirs.get(..n)
-            && matches!(
-                (mine.get(n), mine.get(n + 1), theirs.get(n)),
-                (
-                    Some(Outcome::Evicted { removed }),
-                    Some(Outcome::KeyCount { keys: left }),
-                    Some(Outcome::Evicted { removed: all }),
-                ) if removed < all && removed + left == n && held == Some(*left)
-            )
-    })
+    let (Some((mine, snapshot)), Some(theirs)) = (run(design, &p), outcomes(spec, &p)) else {
+        return false;
+    };
+    let held = snapshot.map(|s| s.buckets.len());
+    mine.get(..n) == theirs.get(..n)
+        && matches!(
+            (mine.get(n), mine.get(n + 1), theirs.get(n)),
+            (
+                Some(Outcome::Evicted { removed }),
+                Some(Outcome::KeyCount { keys: left }),
+                Some(Outcome::Evicted { removed: all }),
+            ) if removed < all && removed + left == n && held == Some(*left)
+        )
 }
 
 /// A symptom of [`Mistake::UntrackedKeys`]: no key is held. One token on a fresh limiter,
@@ -1020,15 +1015,15 @@ fn unstored_spend(design: Build) -> bool {
         allow("k", 3, 0),
         allow("k", 3, 0),
     ]);
-    let first_kept = run(design, &p)
-        .and_then(|(_, snapshot)| snapshot)
-        .is_some_and(|s| balances(&s).get("k") == Some(&(8 * u128::from(UNITS_PER_TOKEN))));
+    let (Some((mine, snapshot)), Some(theirs)) = (run(design, &p), outcomes(spec, &p)) else {
+        return false;
+    };
+    let first_kept =
+        snapshot.is_some_and(|s| balances(&s).get("k") == Some(&(8 * u128::from(UNITS_PER_TOKEN))));
     first_kept
-        && both(design, &p).is_some_and(|(mine, theirs)| {
-            mine.get(..2) == theirs.get(..2)
-                && theirs.get(3).is_some_and(refused)
-                && mine.get(3).is_some_and(admitted)
-        })
+        && mine.get(..2) == theirs.get(..2)
+        && theirs.get(3).is_some_and(refused)
+        && mine.get(3).is_some_and(admitted)
 }
 
 /// [`Mistake::UntrackedKeys`]: the key bound kept wrong. Fires when the design builds a
@@ -1721,19 +1716,24 @@ fn rounds_large_refill(design: Build) -> bool {
     off && small_as_specified(design)
 }
 
+/// The largest capacity at 1 token/s spent at once and asked for again: a wait beyond
+/// `u64::MAX` nanoseconds, which saturates at `MAX_QUANTITY`.
+fn spent_at_largest() -> Probe {
+    probe(
+        MAX_QUANTITY,
+        1,
+        8,
+        vec![allow("k", MAX_QUANTITY, 0), allow("k", MAX_QUANTITY, 0)],
+    )
+}
+
 /// A symptom of [`Mistake::RetryEstimate`]: a refusal that says to retry at once. The
 /// specification never refuses with `retry_after_nanos` 0 (a refused request always lacks
 /// some units); a design that falls back to 0 where the wait does not fit a `u64` (a spent
 /// bucket of `MAX_QUANTITY` tokens at 1 token/s, asked for all of them) promises admission now.
 /// The fixed point's row gives way to it: a wrapped product gives some other number.
 fn retries_at_once(design: Build) -> bool {
-    let p = probe(
-        MAX_QUANTITY,
-        1,
-        8,
-        vec![allow("k", MAX_QUANTITY, 0), allow("k", MAX_QUANTITY, 0)],
-    );
-    outcomes(design, &p).is_some_and(|mine| {
+    outcomes(design, &spent_at_largest()).is_some_and(|mine| {
         mine.iter()
             .filter_map(decision)
             .any(|d| !d.allowed && d.retry_after_nanos == 0)
