@@ -31,6 +31,30 @@ thread_local! {
     /// The design the running property builds (quickcheck takes plain functions, which
     /// capture nothing; it runs them on the calling thread).
     static SUBJECT: Cell<Option<Subject>> = const { Cell::new(None) };
+    /// How many inputs the property has run on since its first failure (while quickcheck
+    /// shrinks it).
+    static SHRINK_RUNS: Cell<u32> = const { Cell::new(0) };
+}
+
+/// The most inputs a property runs on while a failure is shrunk, as the proptest checks'
+/// `max_shrink_iters`. quickcheck's shrinking has no bound of its own, and a failure that only
+/// some residues of an input show (a large time is `d` with `d % 8 == 7`) can take it a step
+/// of one at a time through 64-bit values: minutes, blamed on the design by the check's time
+/// limit. Counted, not timed, so the shrunk input is the same on every machine.
+const MAX_SHRINK_RUNS: u32 = 4096;
+
+/// Whether the shrinking of a failure has run out of its [`MAX_SHRINK_RUNS`]: then a
+/// property answers every further input as discarded without running it, and quickcheck ends
+/// with the smallest failure found so far (the one [`LAST_FAILURE`] holds).
+fn shrinking_spent() -> bool {
+    if LAST_FAILURE.with(|slot| slot.borrow().is_none()) {
+        return false;
+    }
+    let runs = SHRINK_RUNS.with(|n| {
+        n.set(n.get().saturating_add(1));
+        n.get()
+    });
+    runs > MAX_SHRINK_RUNS
 }
 
 /// The design of the property running on this thread.
@@ -133,6 +157,9 @@ fn verdict(r: Result<TestResult, Failure>) -> TestResult {
 }
 
 fn two_steps(raw: Raw, mid: u64) -> TestResult {
+    if shrinking_spent() {
+        return TestResult::discard();
+    }
     let input = Input::from_raw(raw);
     let Some(policy) = input.policy() else {
         return TestResult::discard();
@@ -170,6 +197,9 @@ fn two_steps(raw: Raw, mid: u64) -> TestResult {
 }
 
 fn retry_tight(raw: Raw) -> TestResult {
+    if shrinking_spent() {
+        return TestResult::discard();
+    }
     let input = Input::from_raw(raw);
     let Some(policy) = input.policy() else {
         return TestResult::discard();
@@ -224,6 +254,9 @@ fn retry_tight(raw: Raw) -> TestResult {
 }
 
 fn whole_tokens(raw: Raw) -> TestResult {
+    if shrinking_spent() {
+        return TestResult::discard();
+    }
     let input = Input::from_raw(raw);
     let Some(policy) = input.policy() else {
         return TestResult::discard();
@@ -275,6 +308,7 @@ fn whole_tokens(raw: Raw) -> TestResult {
 /// unreachable (every rejection answering `MAX_QUANTITY`, say) must not pass on zero cases.
 fn check<A: quickcheck::Testable>(subject: Subject, property: A) -> Result<(), Failure> {
     LAST_FAILURE.with(|slot| slot.borrow_mut().take());
+    SHRINK_RUNS.with(|n| n.set(0));
     SUBJECT.with(|slot| slot.set(Some(subject)));
     let tests = u64::from(env::cases());
     let required = tests.div_ceil(2);
@@ -309,4 +343,96 @@ pub(crate) fn r1_retry_after_is_tight(subject: Subject) -> Result<(), Failure> {
 /// `r1_whole_tokens_floor_the_balance`.
 pub(crate) fn r1_whole_tokens_floor_the_balance(subject: Subject) -> Result<(), Failure> {
     check(subject, whole_tokens as fn(Raw) -> TestResult)
+}
+
+#[cfg(all(test, not(loom), not(feature = "shuttle")))]
+mod tests {
+    use super::*;
+    use crate::{rules, LimitError};
+    use std::sync::Mutex;
+
+    /// A limiter whose refill earns nothing once `elapsed × rate` overflows `u64` (checked,
+    /// falling back to 0), as a learner's design did: `two_steps` fails on it only where a
+    /// probe about 1.6 × 10¹⁹ ns in lets the second request through, a narrow band that
+    /// quickcheck's shrinking closed in on by a few thousand nanoseconds a step.
+    struct EarnsNothingOnOverflow {
+        policy: Policy,
+        // (units, last) of the one key "k"; observed time.
+        state: Mutex<(Option<(u128, u64)>, u64)>,
+    }
+
+    impl Limiter for EarnsNothingOnOverflow {
+        fn new(policy: Policy, max_keys: usize) -> Result<Self, LimitError> {
+            rules::check_max_keys(max_keys)?;
+            Ok(EarnsNothingOnOverflow {
+                policy,
+                state: Mutex::new((None, 0)),
+            })
+        }
+
+        fn allow(&self, key: &str, cost: u64, now: u64) -> Result<Decision, LimitError> {
+            rules::check_key(key)?;
+            rules::check_cost(&self.policy, cost)?;
+            let mut s = self.state.lock().map_err(|_| LimitError::InvalidKey)?;
+            rules::check_time(now, s.1)?;
+            let unit = u128::from(UNITS_PER_TOKEN);
+            let cap = u128::from(self.policy.capacity()) * unit;
+            let balance = match s.0 {
+                Some((units, last)) => {
+                    let earned = (now - last)
+                        .checked_mul(self.policy.tokens_per_second())
+                        .unwrap_or(0);
+                    cap.min(units + u128::from(earned))
+                }
+                None => cap,
+            };
+            let need = u128::from(cost) * unit;
+            let allowed = balance >= need;
+            let after = if allowed { balance - need } else { balance };
+            let wait = (need.saturating_sub(after))
+                .div_ceil(u128::from(self.policy.tokens_per_second()))
+                .min(u128::from(MAX_QUANTITY));
+            *s = (Some((after, now)), now);
+            Ok(Decision {
+                allowed,
+                whole_tokens: u64::try_from(after / unit).unwrap_or(u64::MAX),
+                retry_after_nanos: if allowed {
+                    0
+                } else {
+                    u64::try_from(wait).unwrap_or(0)
+                },
+            })
+        }
+
+        fn evict_full(&self, _now: u64) -> Result<usize, LimitError> {
+            Ok(0)
+        }
+
+        fn replace_policy(
+            &self,
+            _next: Policy,
+            _expected_version: u64,
+            _now: u64,
+        ) -> Result<(), LimitError> {
+            Ok(())
+        }
+
+        fn key_count(&self) -> usize {
+            self.state.lock().map_or(0, |s| usize::from(s.0.is_some()))
+        }
+    }
+
+    #[test]
+    fn shrinking_a_failure_runs_a_bounded_number_of_inputs() {
+        let failure = r1_refill_in_two_steps_equals_one(Subject::of::<EarnsNothingOnOverflow>())
+            .expect_err("a refill earning nothing on overflow fails the property");
+        assert!(
+            failure.summary.contains("a rejection lost or added credit"),
+            "{}",
+            failure.summary
+        );
+        // The shrinking used its whole allowance and stopped: without one, this check ran
+        // for minutes.
+        assert!(SHRINK_RUNS.with(Cell::get) > MAX_SHRINK_RUNS);
+    }
 }
