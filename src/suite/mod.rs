@@ -125,6 +125,20 @@ pub fn explore_concurrency<L: Limiter>(suspects: &[Suspect]) -> Report {
     }
 }
 
+/// The seed mistake that the diagnosis's probes find in `L` itself, without running the
+/// checks: `None` when no probe shows a symptom, or when probes of different mistakes do
+/// (the evidence then contradicts itself). A correct design gives `None`. This is the
+/// evidence a failed check's diagnosis starts from ([`Failure::detected`]); the diagnosis also
+/// replays the failing trace on the catalog, so a design this names nothing can still be
+/// named by [`grade`]. The design's panics are quiet while the probes run (a panic is no
+/// evidence). The answer is settled once per process and design.
+pub fn probed_mistake<L: Limiter>() -> Option<Mistake> {
+    self::core::quiet_panics::begin();
+    let found = diagnose::detectors::detected(host::subject::boxed::<L>);
+    self::core::quiet_panics::end();
+    found
+}
+
 /// Runs every check on `L` in suite order and returns the report; sequential failures are
 /// diagnosed against `suspects`.
 pub fn grade<L: Limiter>(suspects: &[Suspect]) -> Report {

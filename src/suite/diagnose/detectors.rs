@@ -158,7 +158,8 @@ fn refused(o: &Outcome) -> bool {
 /// for a valid policy and key bound (a capacity below, at and above the rate, the extremes),
 /// or answers with an input error a token asked of a spent bucket (a rejection: the balance
 /// never makes a call invalid), or judges a cost against another capacity than the one in
-/// force after a cutover (on a new key, or on a key tracked before it).
+/// force after a cutover (on a new key, or on a key tracked before it), or refuses a large
+/// valid cost ([`refuses_large_cost`]).
 fn input_validation(design: Build) -> bool {
     let calls = [
         ("", 1),
@@ -215,7 +216,23 @@ fn input_validation(design: Build) -> bool {
             })
         })
     });
-    refused_call || spent || refused_build || after_cutover
+    refused_call || spent || refused_build || after_cutover || refuses_large_cost(design)
+}
+
+/// A symptom of [`Mistake::InputValidation`]: a large valid cost refused as invalid. At the
+/// largest capacity, a first call asking 2 × 10¹⁰ tokens (whose units exceed `u64`) and one
+/// asking the whole capacity: the specification admits both (each on a fresh limiter). Fires
+/// when the design answers either with an input error. A design whose fixed point overflows
+/// there panics or answers with a decision; only a cost bound other than the capacity answers
+/// with `InvalidCost` (the fixed point's row gives way to this one).
+fn refuses_large_cost(design: Build) -> bool {
+    [20_000_000_000, MAX_QUANTITY].into_iter().any(|cost| {
+        last(
+            design,
+            &probe(MAX_QUANTITY, 1, 8, vec![allow("k", cost, 0)]),
+        )
+        .is_some_and(|(mine, theirs)| admitted(&theirs) && input_error(&mine))
+    })
 }
 
 /// One call that the specification refuses with an error, between calls that it serves.
@@ -228,10 +245,11 @@ struct Interrupted {
 
 /// [`Mistake::MutationBeforeValidation`], two symptoms.
 ///
-/// - **An error changes the state.** The same calls with and without one erroneous call (an invalid
-///   cost, a blank key, a stale version, a full key bound, an older time, also on a new key) in the
-///   middle: when the design returns the specification's error for it, what it returns afterwards
-///   must not depend on whether the call was made. The comparison is of the design with itself, so
+/// - **An error changes the state.** The same calls with and without one erroneous call (an
+///   invalid cost, a blank key, a stale version, a full key bound, an older time, also on a new
+///   key, a cutover older than the last call) in the middle: when the design returns the
+///   specification's error for it, what it returns afterwards must not depend on whether the
+///   call was made. The comparison is of the design with itself, so
 ///   another slip cancels out; a correct design changes nothing on an error, by the contract.
 /// - **Errors checked in the wrong order.** A call with two errors (a bad cost or key and an
 ///   older time; an older time on a new key at the key bound; a bad cost at the bound)
@@ -267,6 +285,18 @@ fn mutation_before_validation(design: Build) -> bool {
         before: vec![allow("k", 1, 20)],
         error: allow("n", 1, 10),
         after: vec![allow("k", 1, 20), Op::KeyCount, allow("n", 10, 20)],
+    }))
+    // A cutover older than the last sweep (which changed nothing), to a smaller capacity: a
+    // bucket dated after the cutover could make a design's refill panic, no evidence.
+    .chain(std::iter::once(Interrupted {
+        max_keys: 8,
+        before: vec![allow("k", 1, 0), Op::EvictFull { now: 250 * MS }],
+        error: replace(2, 5, 2, 1, 100 * MS),
+        after: vec![
+            allow("k", 9, 250 * MS),
+            allow("k", 1, 250 * MS),
+            Op::KeyCount,
+        ],
     }))
     .chain(std::iter::once(Interrupted {
         max_keys: 8,
@@ -622,13 +652,14 @@ fn rounds_stored(design: Build) -> bool {
         && grants_more_on(design, &exercise(333_333_333))
 }
 
-/// [`Mistake::RetryEstimate`], two symptoms (a third: [`saturates_missing`]).
+/// [`Mistake::RetryEstimate`], two symptoms (others: [`saturates_missing`],
+/// [`truncates_wait`]).
 ///
 /// - **Off where no refill is involved.** `retry_after_nanos` right after a spend at the
 ///   same instant (no time elapsed, so no refill slip can reach the balance it is computed
 ///   from), with and without credit left, an inexact division, an admission, a full bucket,
-///   and the largest capacity at rate 1 (a wait beyond `MAX_QUANTITY` nanoseconds, which
-///   saturates there). Fires when the first call the design answers otherwise than the
+///   the largest capacity at rate 1 (a wait beyond `MAX_QUANTITY` nanoseconds, which
+///   saturates there) and a wait below it that an `f64` cannot hold. Fires when the first call the design answers otherwise than the
 ///   specification is admitted or refused as specified with the same `whole_tokens` but
 ///   another `retry_after_nanos`, or is refused with a retry of 0 (which promises admission
 ///   now, and the specification never returns).
@@ -658,6 +689,13 @@ fn retry_estimate(design: Build) -> bool {
             allow("k", 1, 0),
         ]),
         spent_at_largest(),
+        // A wait of 3333333333333333334 ns: below `MAX_QUANTITY`, beyond what an `f64` holds.
+        probe(
+            10_000_000_000,
+            3,
+            8,
+            vec![allow("k", 10_000_000_000, 0), allow("k", 10_000_000_000, 0)],
+        ),
     ];
     let at_once = probes.iter().any(|p| {
         both(design, p).is_some_and(|(mine, theirs)| {
@@ -747,9 +785,36 @@ fn saturates_missing(design: Build) -> bool {
         })
 }
 
+/// A symptom of [`Mistake::RetryEstimate`]: the wait cut to 64 bits before it saturates. The
+/// largest capacity at 3 tokens/s spent at once, then 8 × 10¹⁰ tokens asked: the wait,
+/// ⌈8 × 10¹⁹ / 3⌉ ns, is beyond `u64`, and the specification saturates it at `MAX_QUANTITY`.
+/// Fires when the design refuses with the first call as specified and a retry of exactly that
+/// wait modulo 2⁶⁴ (8219922592957115051 ns): the exact wait, cast before it was capped. A
+/// product that wraps before the division (the fixed point's mistake) gives another number
+/// here, ⌈(8 × 10¹⁹ mod 2⁶⁴) / 3⌉ ns.
+fn truncates_wait(design: Build) -> bool {
+    let (cost, rate) = (80_000_000_000, 3);
+    let p = probe(
+        MAX_QUANTITY,
+        rate,
+        8,
+        vec![allow("k", MAX_QUANTITY, 0), allow("k", cost, 0)],
+    );
+    let wait = (u128::from(cost) * u128::from(UNITS_PER_TOKEN)).div_ceil(u128::from(rate));
+    // The low 64 bits, as `as u64` keeps them.
+    let cut = u64::try_from(wait % (1u128 << 64)).unwrap_or(u64::MAX);
+    both(design, &p).is_some_and(|(mine, theirs)| {
+        mine.first() == theirs.first()
+            && matches!((mine.get(1).and_then(decision), theirs.get(1).and_then(decision)),
+                (Some(m), Some(t)) if !m.allowed && !t.allowed && m.retry_after_nanos == cut
+                    && t.retry_after_nanos != cut)
+    })
+}
+
 /// [`Mistake::WindowReset`]: one key, calls in time order, every call before the last
 /// admitted by the specification: a spend across a second's boundary, a whole bucket again a
-/// second after it was spent (two tokens earned), a spend after a long idle time, a refill of
+/// second after it was spent (two tokens earned), a spend after a long idle time (also from a
+/// bucket left half full: the refill stops at the capacity, not at what was spent), a refill of
 /// half a token after a refill of one, a whole bucket twice at once, and the seed's change
 /// exercise (capacity 1, 3 tokens/s: the token is back at 333333334 ns, not a nanosecond
 /// earlier; unless the design also admits a nanosecond early while its bucket is still
@@ -768,6 +833,12 @@ fn window_reset(design: Build) -> bool {
             allow("k", 1, 0),
             allow("k", 10, 60 * SECOND),
             allow("k", 10, 60 * SECOND),
+        ]),
+        // Half the bucket left, then a minute idle: the capacity passes, and no more.
+        small(vec![
+            allow("k", 5, 0),
+            allow("k", 10, 60 * SECOND),
+            allow("k", 5, 60 * SECOND),
         ]),
         small(vec![
             allow("k", 10, 0),
@@ -838,7 +909,7 @@ fn loses_credit(design: Build) -> bool {
 /// to a larger capacity, after which fullness is the new policy's, and before a cutover at the
 /// sweep's own instant, which judges fullness as any other, and beside a spent key that comes
 /// first in key order; and at 3 tokens/s, where the capacity takes no whole number of
-/// seconds to come back), beside a whole-capacity request
+/// seconds to come back, at 3 s and a nanosecond before it is back), beside a whole-capacity request
 /// on that key at the sweep's instant: a bucket is full exactly when such a request would
 /// pass. Fires when the design answers that request as the specification does, admitted or
 /// not with the same `whole_tokens` (the control: its refill to that instant is right, a
@@ -880,8 +951,10 @@ fn idle_eviction(design: Build) -> bool {
         ),
         // Beside a spent key that stays (and comes first in key order).
         (2, vec![allow("a", 10, 0), allow("k", 1, 0)], 10, 500 * MS),
-        // At 3 tokens/s the whole capacity takes 3⅓ s to come back: at 3 s it has not.
+        // At 3 tokens/s the whole capacity takes 3⅓ s to come back: at 3 s it has not, nor
+        // a nanosecond before 3333333334 ns.
         (3, vec![allow("k", 10, 0)], 10, 3 * SECOND),
+        (3, vec![allow("k", 10, 0)], 10, 3_333_333_333),
     ];
     // Whether a sweep removed one key (consistently with the key count after it: one fewer
     // than the keys the calls before it made).
@@ -950,20 +1023,15 @@ fn drops_spent(design: Build) -> bool {
 /// A symptom of [`Mistake::IdleEviction`]: a sweep that keeps full buckets. Eight keys ("a" to
 /// "h", spread over any small number of shards a design hashes keys into) each spend a token
 /// at 0; ten seconds later every bucket is full, and the specification's sweep removes all
-/// eight. Fires when each bucket answers a whole-capacity request then as specified (the
-/// control: it reads full, not more), the calls before are answered as specified and the
-/// design removes fewer,
-/// consistently (its key count and its snapshot hold what it did not remove, so the count is
-/// not at fault): some full bucket stayed.
+/// eight; also when "k" spends a token at the sweep's instant (it stays: the sweep must refill
+/// each bucket from its own last call, not from the limiter's). Fires when each bucket answers
+/// a whole-capacity request then as specified (the control: it reads full, not more), the
+/// calls before are answered as specified and the design removes fewer, consistently (its key
+/// count and its snapshot hold what it did not remove, so the count is not at fault): some
+/// full bucket stayed.
 fn keeps_full(design: Build) -> bool {
     // "a" to "h": the spread keys but "k".
     let keys = &SPREAD[1..];
-    let ops: Vec<Op> = keys
-        .iter()
-        .map(|k| allow(k, 1, 0))
-        .chain([Op::EvictFull { now: 10 * SECOND }, Op::KeyCount])
-        .collect();
-    let n = keys.len();
     // The control: each bucket reads full then (a whole-capacity request leaves 0 tokens).
     let read_full: Vec<Op> = keys
         .iter()
@@ -973,20 +1041,33 @@ fn keeps_full(design: Build) -> bool {
     if !as_specified(design, &small(read_full)) {
         return false;
     }
-    let p = small(ops);
-    let (Some((mine, snapshot)), Some(theirs)) = (run(design, &p), outcomes(spec, &p)) else {
-        return false;
-    };
-    let held = snapshot.map(|s| s.buckets.len());
-    mine.get(..n) == theirs.get(..n)
-        && matches!(
-            (mine.get(n), mine.get(n + 1), theirs.get(n)),
-            (
-                Some(Outcome::Evicted { removed }),
-                Some(Outcome::KeyCount { keys: left }),
-                Some(Outcome::Evicted { removed: all }),
-            ) if removed < all && removed + left == n && held == Some(*left)
-        )
+    [vec![], vec![allow("k", 1, 10 * SECOND)]]
+        .into_iter()
+        .any(|late| {
+            let ops: Vec<Op> = keys
+                .iter()
+                .map(|k| allow(k, 1, 0))
+                .chain(late)
+                .chain([Op::EvictFull { now: 10 * SECOND }, Op::KeyCount])
+                .collect();
+            let n = ops.len() - 2;
+            // Room for every key.
+            let p = probe(10, 2, 16, ops);
+            let (Some((mine, snapshot)), Some(theirs)) = (run(design, &p), outcomes(spec, &p))
+            else {
+                return false;
+            };
+            let held = snapshot.map(|s| s.buckets.len());
+            mine.get(..n) == theirs.get(..n)
+                && matches!(
+                    (mine.get(n), mine.get(n + 1), theirs.get(n)),
+                    (
+                        Some(Outcome::Evicted { removed }),
+                        Some(Outcome::KeyCount { keys: left }),
+                        Some(Outcome::Evicted { removed: all }),
+                    ) if removed < all && removed + left == n && held == Some(*left)
+                )
+        })
 }
 
 /// A symptom of [`Mistake::UntrackedKeys`]: no key is held. One token on a fresh limiter,
@@ -1077,8 +1158,8 @@ fn builds_unbounded(design: Build) -> bool {
 /// while it keeps every tracked key (a spent one it drops to make room is [`idle_eviction`]'s;
 /// a full one it drops is still a key beyond the bound), counts more keys than the bound
 /// after serving one beyond it, or refuses the tracked key with `KeyCapacityReached` (also once
-/// it has refilled to full: it is still tracked). Every other call is at the same time, so no
-/// time slip reaches the answer.
+/// it has refilled to full: it is still tracked), also after a cutover that kept the tracked
+/// key. Every other call is at the same time, so no time slip reaches the answer.
 fn answers_otherwise_at_bound(design: Build) -> bool {
     let at_bound = [
         (1, vec![allow("a", 1, 0), allow("b", 1, 0)]),
@@ -1094,6 +1175,11 @@ fn answers_otherwise_at_bound(design: Build) -> bool {
         ),
         // A tracked key refilled to full is still tracked.
         (1, vec![allow("a", 1, 0), allow("a", 1, 10 * SECOND)]),
+        // A cutover keeps every key: each still counts against the bound.
+        (
+            1,
+            vec![allow("a", 1, 0), replace(2, 10, 2, 1, 0), allow("b", 1, 0)],
+        ),
     ];
     at_bound.into_iter().any(|(max_keys, ops)| {
         let p = probe(10, 2, max_keys, ops);
@@ -1511,8 +1597,9 @@ fn backs_up(design: Build) -> bool {
 }
 
 /// The symptom of [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the
-/// worked example at 0.5 s) and down, or two in a row with the key untouched between them
-/// (each period earns at the rate in force over it, in whole tokens): the credit earned before a cutover is the
+/// worked example at 0.5 s, also after a cutover made while no key was tracked) and down, or
+/// two in a row with the key untouched between them (each period earns at the rate in force
+/// over it, in whole tokens): the credit earned before a cutover is the
 /// old rate's, and after it the new rate's. Whether
 /// what the design answers after the cutover differs from the specification, while the same
 /// calls without the cutover are answered as specified (the control: refill and reporting are
@@ -1572,6 +1659,15 @@ fn rate_before_cutover(design: Build) -> bool {
             replace(3, 10, 4, 2, 1500 * MS),
             allow("k", 4, 2 * SECOND),
             allow("k", 1, 2 * SECOND),
+        ]),
+        // The worked example after a cutover made while no key was tracked (a design keeping
+        // a history of policies has one it no longer needs).
+        small(vec![
+            replace(2, 10, 2, 1, 0),
+            allow("k", 10, 0),
+            replace(3, 10, 4, 2, 500 * MS),
+            allow("k", 1, 500 * MS),
+            allow("k", 1, 500 * MS),
         ]),
     ];
     // At the cutover's own instant no rate applies yet: a cost equal to the balance passes.
@@ -1771,7 +1867,9 @@ struct Detector {
 /// fraction and the cutover grants; a stored balance rounded by less than a nanosecond of
 /// refill ([`rounds_stored`]) explains a retry one nanosecond short; a retry saturated before
 /// its division ([`saturates_missing`]) or a refusal saying to retry at once
-/// ([`retries_at_once`]) explains one short at the extremes; a budget reset (a whole
+/// ([`retries_at_once`]) or a wait cut to 64 bits ([`truncates_wait`]) explains one short at
+/// the extremes, and a large valid cost refused
+/// as invalid ([`refuses_large_cost`]) any answer there; a budget reset (a whole
 /// new capacity) explains a top-up and
 /// a retroactive rate; a cutover that applies a rate to the wrong side of it
 /// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
@@ -1781,7 +1879,7 @@ struct Detector {
 /// cutover ([`untracked_keys`]), explains a budget reset's lower count; a full bucket dropped
 /// at a cutover ([`drops_full_at_cutover`]) explains a capacity raised back at one instant, and
 /// a top-up explains dropping a bucket full under the old capacity.
-const DETECTORS: [Detector; 19] = [
+const DETECTORS: [Detector; 20] = [
     Detector {
         mistake: Mistake::WindowReset,
         fires: window_reset,
@@ -1813,9 +1911,19 @@ const DETECTORS: [Detector; 19] = [
         unless: &[],
     },
     Detector {
+        mistake: Mistake::RetryEstimate,
+        fires: truncates_wait,
+        unless: &[],
+    },
+    Detector {
         mistake: Mistake::UncheckedFixedPoint,
         fires: unchecked_fixed_point,
-        unless: &[saturates_missing, retries_at_once],
+        unless: &[
+            saturates_missing,
+            retries_at_once,
+            truncates_wait,
+            refuses_large_cost,
+        ],
     },
     Detector {
         mistake: Mistake::UncheckedFixedPoint,
