@@ -1721,9 +1721,10 @@ fn small_as_specified(design: Build) -> bool {
 
 /// [`Mistake::UncheckedFixedPoint`]: the largest capacity and times, and a capacity whose units
 /// exceed `u64`, every call later than the one before (also a sweep and a cutover at the largest
-/// capacity). Fires when the design admits or refuses
-/// otherwise than the specification there, reports another `whole_tokens`, or refuses with a
-/// retry shorter than the specification's (missing units beyond `u64`, wrapped), while it answers
+/// capacity). Fires when the design admits or refuses otherwise than the specification there,
+/// reports another `whole_tokens`, or refuses with a retry shorter than the specification's
+/// (missing units beyond `u64`, wrapped), before any call it answers with an error where the
+/// specification decides (or the other way: an input or time slip), while it answers
 /// the seed's trace table, a second boundary, a refusal with tokens left and the seed's ceiling
 /// (333333334 ns) exactly as specified (the controls: refill, rounding, retry and admission are
 /// right at small quantities), or panics there (an overflow in a debug build) where it builds. A
@@ -1768,8 +1769,16 @@ fn unchecked_fixed_point(design: Build) -> bool {
         && extremes.iter().any(|p| {
             panics(design, p) || {
                 both(design, p).is_some_and(|(mine, theirs)| {
+                    // Up to the first call answered with an error where the specification
+                    // decides (or the other way, or another error): an error there is the
+                    // input rules' or the time's, not arithmetic.
                     mine.iter()
                         .zip(&theirs)
+                        .take_while(|(m, t)| match (decision(m), decision(t)) {
+                            (Some(_), Some(_)) => true,
+                            (None, None) => m == t,
+                            _ => false,
+                        })
                         .any(|(m, t)| match (decision(m), decision(t)) {
                             (Some(m), Some(t)) => {
                                 m.allowed != t.allowed
