@@ -907,7 +907,8 @@ fn loses_credit(design: Build) -> bool {
 
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
 /// to a larger capacity, after which fullness is the new policy's, and before a cutover at the
-/// sweep's own instant, which judges fullness as any other, and beside a spent key that comes
+/// sweep's own instant, which judges fullness as any other, to the same policy and to a rate
+/// ten times higher (the time before it earns at the old rate), and beside a spent key that comes
 /// first in key order; and at 3 tokens/s, where the capacity takes no whole number of
 /// seconds to come back, at 3 s and a nanosecond before it is back), beside a whole-capacity request
 /// on that key at the sweep's instant: a bucket is full exactly when such a request would
@@ -942,6 +943,14 @@ fn idle_eviction(design: Build) -> bool {
         (2, vec![allow("k", 1, 0)], 10, 500 * MS),
         (2, cutover(1), 20, SECOND),
         (2, cutover(1), 20, 10 * SECOND),
+        // At the instant of a cutover to a higher rate half a second after the spend: the
+        // half second earned at the old rate (one token), so not full.
+        (
+            2,
+            vec![allow("k", 2, 0), replace(2, 10, 20, 1, 500 * MS)],
+            10,
+            500 * MS,
+        ),
         // At the instant a cutover raised the observed time to: a bucket full then is full.
         (
             2,
