@@ -161,7 +161,7 @@ impl CheckResult {
             Status::TimedOut {
                 limit_secs, call, ..
             } if call.is_empty() => out.push_str(&format!(
-                "the check did not finish within {} s although each call into the design returned: the design is far too slow for the check's calls (its calls are timed with a limit of {limit_secs} s each; raise {} to allow more)\n",
+                "the check did not finish within {} s although every call into the design returned within its limit of {limit_secs} s: the design's calls are slow, or the check's own work on their answers is, and this report cannot tell which (raise {} to allow more; a check whose own work runs long is the harness's defect, please report it)\n",
                 limit_secs.saturating_mul(BACKSTOP),
                 env::TIMEOUT
             )),
