@@ -41,6 +41,34 @@ fn main() {
             d.set, d.name, d.source
         );
     }
+    // The correct bases the designs are patches against, as modules too.
+    let mut bases: Vec<PathBuf> = entries(&root.join("bases"));
+    bases.sort();
+    let mut base_names = Vec::new();
+    for base in bases
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "rs"))
+    {
+        let name = base
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("a base's file name is UTF-8")
+            .to_string();
+        let source = fs::read_to_string(base).expect("a base is readable");
+        let _ = writeln!(
+            out,
+            "#[allow(warnings, clippy::all, clippy::pedantic)]\npub mod base_{name} {{\n{source}\n}}\n"
+        );
+        base_names.push(name);
+    }
+    out.push_str("/// Every base, in name order.\npub static BASES: &[Base] = &[\n");
+    for name in &base_names {
+        let _ = writeln!(
+            out,
+            "    Base {{ name: {name:?}, probe: ratelimit_lab::suite::probed_mistake::<base_{name}::MyLimiter> }},"
+        );
+    }
+    out.push_str("];\n");
     out.push_str("/// Every design, in set and name order.\npub static DESIGNS: &[Design] = &[\n");
     for d in &designs {
         let _ = writeln!(

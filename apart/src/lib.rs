@@ -1,7 +1,11 @@
 //! Designs written apart from the suite: each a learner's crate written from the README, the
-//! lesson and the contract alone, from one of six correct designs (`bases/`: a plain token
+//! lesson and the contract alone, from one of nine correct designs (`bases/`: a plain token
 //! bucket, one that stores when each bucket is full, one that stores debt, a GCRA, a lazy
-//! cutover and a sharded one) with one slip of its own. Each is kept as a patch against its
+//! cutover, a sharded one, one with a lock per key and whole tokens kept apart from the
+//! remainder, one keeping full keys in a set and the others by what they lack, one keeping
+//! the clock reading at which each key was empty) with one slip of its own. Each base passes
+//! every check in std, shuttle and loom mode, and `tests/probed.rs` checks that no probe fires
+//! on any of them. Each is kept as a patch against its
 //! base (`designs/<set>/<name>.patch`), whose header says:
 //!
 //! - `label:` the seed mistake whose hint fixes the design (`none` when no seed mistake's
@@ -20,6 +24,14 @@
 //! then `RATELIMIT_LAB_BLESS=1 cargo test -p ratelimit-lab-apart` writes what the probes
 //! find into each header, and `git diff` shows it for review.
 #![allow(clippy::doc_markdown)]
+
+/// One correct design a set's designs are patches against.
+pub struct Base {
+    /// Its file name in `bases/`, without `.rs`.
+    pub name: &'static str,
+    /// Runs the diagnosis's probes on it.
+    pub probe: fn() -> Option<ratelimit_lab::Mistake>,
+}
 
 /// One design written apart.
 pub struct Design {

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use ratelimit_lab_apart::{Design, DESIGNS};
+use ratelimit_lab_apart::{Design, BASES, DESIGNS};
 
 fn found(d: &Design) -> String {
     (d.probe)().map_or("none".to_string(), |m| format!("{m:?}"))
@@ -71,4 +71,16 @@ fn the_probes_find_what_each_design_records() {
             "the README should say \"{phrase}\" (the program's figures); it does not"
         );
     }
+}
+
+/// A correct design shows no symptom: the probes compare a design with the specification, or
+/// with itself where the contract makes two answers equal.
+#[test]
+fn no_probe_fires_on_a_correct_base() {
+    let fired: Vec<String> = BASES
+        .iter()
+        .filter_map(|b| (b.probe)().map(|m| format!("{}: {m:?}", b.name)))
+        .collect();
+    assert_eq!(BASES.len(), 9);
+    assert!(fired.is_empty(), "probes fired on correct bases: {fired:?}");
 }
