@@ -35,11 +35,7 @@ fn main() {
     }
     let mut out = String::new();
     for d in &designs {
-        let _ = writeln!(
-            out,
-            "#[allow(warnings, clippy::all, clippy::pedantic)]\npub mod {}_{} {{\n{}\n}}\n",
-            d.set, d.name, d.source
-        );
+        module(&mut out, &format!("{}_{}", d.set, d.name), &d.source);
     }
     // The correct bases the designs are patches against, as modules too.
     let mut bases: Vec<PathBuf> = entries(&root.join("bases"));
@@ -55,10 +51,7 @@ fn main() {
             .expect("a base's file name is UTF-8")
             .to_string();
         let source = fs::read_to_string(base).expect("a base is readable");
-        let _ = writeln!(
-            out,
-            "#[allow(warnings, clippy::all, clippy::pedantic)]\npub mod base_{name} {{\n{source}\n}}\n"
-        );
+        module(&mut out, &format!("base_{name}"), &source);
         base_names.push(name);
     }
     out.push_str("/// Every base, in name order.\npub static BASES: &[Base] = &[\n");
@@ -80,6 +73,14 @@ fn main() {
     out.push_str("];\n");
     let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it")).join("designs.rs");
     fs::write(dest, out).expect("OUT_DIR is writable");
+}
+
+/// A design's source as a module of the generated file; a learner's code is not linted here.
+fn module(out: &mut String, name: &str, source: &str) {
+    let _ = writeln!(
+        out,
+        "#[allow(warnings, clippy::all, clippy::pedantic)]\npub mod {name} {{\n{source}\n}}\n"
+    );
 }
 
 fn entries(dir: &Path) -> Vec<PathBuf> {

@@ -57,6 +57,16 @@ fn shrinking_spent() -> bool {
     runs > MAX_SHRINK_RUNS
 }
 
+/// The case a property runs on, or `None` when it runs on none: the policy is not valid, or
+/// the shrinking of a failure has run out of its [`MAX_SHRINK_RUNS`].
+fn case(raw: Raw) -> Option<(Input, Policy)> {
+    if shrinking_spent() {
+        return None;
+    }
+    let input = Input::from_raw(raw);
+    Some((input, input.policy()?))
+}
+
 /// The design of the property running on this thread.
 fn subject() -> Result<Subject, Failure> {
     SUBJECT
@@ -157,11 +167,7 @@ fn verdict(r: Result<TestResult, Failure>) -> TestResult {
 }
 
 fn two_steps(raw: Raw, mid: u64) -> TestResult {
-    if shrinking_spent() {
-        return TestResult::discard();
-    }
-    let input = Input::from_raw(raw);
-    let Some(policy) = input.policy() else {
+    let Some((input, policy)) = case(raw) else {
         return TestResult::discard();
     };
     let mid = mid % input.t.max(1);
@@ -197,11 +203,7 @@ fn two_steps(raw: Raw, mid: u64) -> TestResult {
 }
 
 fn retry_tight(raw: Raw) -> TestResult {
-    if shrinking_spent() {
-        return TestResult::discard();
-    }
-    let input = Input::from_raw(raw);
-    let Some(policy) = input.policy() else {
+    let Some((input, policy)) = case(raw) else {
         return TestResult::discard();
     };
     verdict((|| {
@@ -254,11 +256,7 @@ fn retry_tight(raw: Raw) -> TestResult {
 }
 
 fn whole_tokens(raw: Raw) -> TestResult {
-    if shrinking_spent() {
-        return TestResult::discard();
-    }
-    let input = Input::from_raw(raw);
-    let Some(policy) = input.policy() else {
+    let Some((input, policy)) = case(raw) else {
         return TestResult::discard();
     };
     let unit = u128::from(UNITS_PER_TOKEN);

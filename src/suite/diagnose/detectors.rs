@@ -158,8 +158,8 @@ fn refused(o: &Outcome) -> bool {
 /// for a valid policy and key bound (a capacity below, at and above the rate, the extremes),
 /// or answers with an input error a token asked of a spent bucket (a rejection: the balance
 /// never makes a call invalid), or judges a cost against another capacity than the one in
-/// force after a cutover (on a new key, or on a key tracked before it), or refuses a large
-/// valid cost ([`refuses_large_cost`]).
+/// force after a cutover (on a new key, or on a key tracked before it). A large valid cost
+/// refused is a symptom of its own ([`refuses_large_cost`]).
 fn input_validation(design: Build) -> bool {
     let calls = [
         ("", 1),
@@ -216,7 +216,7 @@ fn input_validation(design: Build) -> bool {
             })
         })
     });
-    refused_call || spent || refused_build || after_cutover || refuses_large_cost(design)
+    refused_call || spent || refused_build || after_cutover
 }
 
 /// A symptom of [`Mistake::InputValidation`]: a large valid cost refused as invalid. At the
@@ -249,8 +249,8 @@ struct Interrupted {
 ///   invalid cost, a blank key, a stale version, a full key bound, an older time, also on a new
 ///   key, a cutover older than the last call) in the middle: when the design returns the
 ///   specification's error for it, what it returns afterwards must not depend on whether the
-///   call was made. The comparison is of the design with itself, so
-///   another slip cancels out; a correct design changes nothing on an error, by the contract.
+///   call was made. The comparison is of the design with itself, so another slip cancels out;
+///   a correct design changes nothing on an error, by the contract.
 /// - **Errors checked in the wrong order.** A call with two errors (a bad cost or key and an
 ///   older time; an older time on a new key at the key bound; a bad cost at the bound)
 ///   returns another error than the first in the contract's order (key, cost, time, key
@@ -659,8 +659,8 @@ fn rounds_stored(design: Build) -> bool {
 ///   same instant (no time elapsed, so no refill slip can reach the balance it is computed
 ///   from), with and without credit left, an inexact division, an admission, a full bucket,
 ///   the largest capacity at rate 1 (a wait beyond `MAX_QUANTITY` nanoseconds, which
-///   saturates there) and a wait below it that an `f64` cannot hold. Fires when the first call the design answers otherwise than the
-///   specification is admitted or refused as specified with the same `whole_tokens` but
+///   saturates there) and a wait below it that an `f64` cannot hold. Fires when the first
+///   call the design answers otherwise than the specification is admitted or refused as specified with the same `whole_tokens` but
 ///   another `retry_after_nanos`, or is refused with a retry of 0 (which promises admission
 ///   now, and the specification never returns).
 /// - **Off from a fractional balance.** A spent bucket asked for a token part-way through
@@ -908,10 +908,10 @@ fn loses_credit(design: Build) -> bool {
 /// [`Mistake::IdleEviction`]: `evict_full` on one key, spent at 0 (also before a cutover at 0
 /// to a larger capacity, after which fullness is the new policy's, and before a cutover at the
 /// sweep's own instant, which judges fullness as any other, to the same policy and to a rate
-/// ten times higher (the time before it earns at the old rate), and beside a spent key that comes
-/// first in key order; and at 3 tokens/s, where the capacity takes no whole number of
-/// seconds to come back, at 3 s and a nanosecond before it is back), beside a whole-capacity request
-/// on that key at the sweep's instant: a bucket is full exactly when such a request would
+/// ten times higher (the time before it earns at the old rate), and beside a spent key that
+/// comes first in key order; and at 3 tokens/s, where the capacity takes no whole number of
+/// seconds to come back, at 3 s and a nanosecond before it is back), beside a
+/// whole-capacity request on that key at the sweep's instant: a bucket is full exactly when such a request would
 /// pass. Fires when the design answers that request as the specification does, admitted or
 /// not with the same `whole_tokens` (the control: its refill to that instant is right, a
 /// bucket never reads above its capacity, and so is the first spend) yet removes the
@@ -1608,9 +1608,8 @@ fn backs_up(design: Build) -> bool {
 /// The symptom of [`Mistake::RetroactiveRate`]: a cutover that changes only the rate, up (the
 /// worked example at 0.5 s, also after a cutover made while no key was tracked) and down, or
 /// two in a row with the key untouched between them (each period earns at the rate in force
-/// over it, in whole tokens): the credit earned before a cutover is the
-/// old rate's, and after it the new rate's. Whether
-/// what the design answers after the cutover differs from the specification, while the same
+/// over it, in whole tokens): the credit earned before a cutover is the old rate's, and after
+/// it the new rate's. Whether what the design answers after the cutover differs from the specification, while the same
 /// calls without the cutover are answered as specified (the control: refill and reporting are
 /// right) and a cost equal to the balance passes at the cutover's own instant (admission after
 /// a cutover is right where no time elapsed). The capacity stays, so no clamp and no new
@@ -1886,10 +1885,8 @@ struct Detector {
 /// refill ([`rounds_stored`]) explains a retry one nanosecond short; a retry saturated before
 /// its division ([`saturates_missing`]) or a refusal saying to retry at once
 /// ([`retries_at_once`]) or a wait cut to 64 bits ([`truncates_wait`]) explains one short at
-/// the extremes, and a large valid cost refused
-/// as invalid ([`refuses_large_cost`]) any answer there; a budget reset (a whole
-/// new capacity) explains a top-up and
-/// a retroactive rate; a cutover that applies a rate to the wrong side of it
+/// the extremes, and a large valid cost refused as invalid ([`refuses_large_cost`]) any answer
+/// there; a budget reset (a whole new capacity) explains a top-up and a retroactive rate; a cutover that applies a rate to the wrong side of it
 /// ([`rate_before_cutover`], with the capacity kept) explains a top-up: a bucket settled under
 /// the new policy reads full at the new capacity, and one not settled at all is clamped only
 /// when next touched (a capacity raised back at one instant); a key count that a cutover
@@ -1897,7 +1894,7 @@ struct Detector {
 /// cutover ([`untracked_keys`]), explains a budget reset's lower count; a full bucket dropped
 /// at a cutover ([`drops_full_at_cutover`]) explains a capacity raised back at one instant, and
 /// a top-up explains dropping a bucket full under the old capacity.
-const DETECTORS: [Detector; 20] = [
+const DETECTORS: [Detector; 21] = [
     Detector {
         mistake: Mistake::WindowReset,
         fires: window_reset,
@@ -1956,6 +1953,11 @@ const DETECTORS: [Detector; 20] = [
     Detector {
         mistake: Mistake::InputValidation,
         fires: input_validation,
+        unless: &[],
+    },
+    Detector {
+        mistake: Mistake::InputValidation,
+        fires: refuses_large_cost,
         unless: &[],
     },
     Detector {
