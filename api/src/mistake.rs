@@ -47,11 +47,15 @@ pub enum Mistake {
     /// Check a call's time against the observed time and publish the new observed time in
     /// separate steps.
     SplitTimeCheck,
+    /// Copy the state for `snapshot` piece by piece while calls go on (a lock per stripe, the
+    /// observed time read apart): the copy mixes states from before and after a call. Not one
+    /// of the seed's mistakes: the seed's one monitor makes every observation consistent.
+    TornSnapshot,
 }
 
 impl Mistake {
     /// Every mistake, in declaration order.
-    pub const ALL: [Mistake; 19] = [
+    pub const ALL: [Mistake; 20] = [
         Mistake::WindowReset,
         Mistake::NewKeyNotFull,
         Mistake::DroppedFraction,
@@ -71,6 +75,7 @@ impl Mistake {
         Mistake::SplitKeyBound,
         Mistake::BudgetReset,
         Mistake::SplitTimeCheck,
+        Mistake::TornSnapshot,
     ];
 
     /// The seed's name for the mistake, quoted.
@@ -95,13 +100,15 @@ impl Mistake {
             Mistake::SplitKeyBound => "The map contains at most maxKeys",
             Mistake::BudgetReset => "Resetting all budgets ... must not be hidden behind a generic config update",
             Mistake::SplitTimeCheck => "rejects values older than the last observed service time",
+            Mistake::TornSnapshot => "Synchronized observation of retained buckets",
         }
     }
 
     /// `true` for the mistakes only an interleaving of concurrent calls can show (a design
     /// making one of them is sequentially correct): [`DoubleSpend`](Mistake::DoubleSpend),
     /// [`SplitEviction`](Mistake::SplitEviction), [`SplitCutover`](Mistake::SplitCutover) and
-    /// [`SplitKeyBound`](Mistake::SplitKeyBound) and [`SplitTimeCheck`](Mistake::SplitTimeCheck).
+    /// [`SplitKeyBound`](Mistake::SplitKeyBound), [`SplitTimeCheck`](Mistake::SplitTimeCheck)
+    /// and [`TornSnapshot`](Mistake::TornSnapshot).
     /// Real threads show them by chance; a controlled scheduler (loom, shuttle) every time.
     pub fn is_race(self) -> bool {
         matches!(
@@ -111,6 +118,7 @@ impl Mistake {
                 | Mistake::SplitCutover
                 | Mistake::SplitKeyBound
                 | Mistake::SplitTimeCheck
+                | Mistake::TornSnapshot
         )
     }
 
@@ -136,6 +144,7 @@ impl Mistake {
             Mistake::SplitKeyBound => "Check max_keys and insert the new key in one critical section: two callers that both saw room for one more key both insert it otherwise.",
             Mistake::BudgetReset => "A cutover keeps every tracked bucket: refill it under the old policy and clamp it to the new capacity; dropping or refilling the buckets grants every key a fresh burst.",
             Mistake::SplitTimeCheck => "Check a call's time and raise the observed time in one step (under the lock the admission takes, or in one compare-and-swap loop that refuses an older time): a check with load and a later store lets a smaller time be published last, and a call older than the largest time already seen is then admitted.",
+            Mistake::TornSnapshot => "Take snapshot() at one instant of the design's history: hold, while copying, every lock that calls changing the copied state take (all stripes at once, or the one lock), and read the observed time and policy inside that cut; a copy made stripe by stripe while calls run can show a state no order of the calls produces.",
         }
     }
 }
@@ -172,6 +181,7 @@ mod tests {
             Mistake::SplitKeyBound => 16,
             Mistake::BudgetReset => 17,
             Mistake::SplitTimeCheck => 18,
+            Mistake::TornSnapshot => 19,
         }
     }
 

@@ -19,7 +19,7 @@ pub struct BucketState {
 }
 
 /// A consistent picture of a design's whole state, for white-box checks (I1, I3).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Snapshot {
     /// The policy in force.
     pub policy: Policy,

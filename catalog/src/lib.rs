@@ -102,6 +102,7 @@ macro_rules! for_each_design {
             $crate::mistakes::SplitReadWrite => SplitReadWrite: Wrong(R2, DoubleSpend);
             $crate::mistakes::CheckThenDeduct => CheckThenDeduct: Wrong(R2, DoubleSpend);
             $crate::mistakes::RacyObservedTime => RacyObservedTime: Wrong(R2, SplitTimeCheck);
+            $crate::mistakes::TornSnapshot => TornSnapshot: Wrong(R2, TornSnapshot);
             $crate::mistakes::LruEviction => LruEviction: Wrong(R3, IdleEviction);
             $crate::mistakes::UnboundedKeys => UnboundedKeys: Wrong(R3, UntrackedKeys);
             $crate::mistakes::SilentGrantAtCapacity => SilentGrantAtCapacity: Wrong(R3, UntrackedKeys);

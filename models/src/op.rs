@@ -1,6 +1,6 @@
 use std::fmt;
 
-use ratelimit_lab_api::{Decision, LimitError, Limiter, Policy};
+use ratelimit_lab_api::{Decision, LimitError, Limiter, Policy, Snapshot};
 use serde::{Deserialize, Serialize};
 
 /// One call on a limiter, with its arguments.
@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 /// Serialized with an `"op"` tag: `{"op":"allow","key":"a","cost":1,"now":0}`,
 /// `{"op":"evict_full","now":5}`,
 /// `{"op":"replace_policy","next":{"version":2,"capacity":20,"tokens_per_second":4},"expected_version":1,"now":5}`,
-/// `{"op":"key_count"}`.
+/// `{"op":"key_count"}`, `{"op":"snapshot"}`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Op {
@@ -37,13 +37,21 @@ pub enum Op {
     },
     /// [`Limiter::key_count`].
     KeyCount,
+    /// [`Limiter::snapshot`]: an observation of the whole state. The concurrency checks call
+    /// it on a thread of its own while other calls run; sequential traces do not hold it.
+    Snapshot,
 }
 
 /// What one [`Op`] returned.
 ///
 /// Serialized with an `"outcome"` tag: `{"outcome":"decision","allowed":true,...}`,
 /// `{"outcome":"evicted","removed":2}`, `{"outcome":"replaced"}`,
-/// `{"outcome":"key_count","keys":3}`, `{"outcome":"error","error":"invalid_key"}`.
+/// `{"outcome":"key_count","keys":3}`, `{"outcome":"snapshot","state":{...}}` (`"state":null`
+/// for a design that offers none), `{"outcome":"error","error":"invalid_key"}`.
+///
+/// Two snapshot outcomes are *the same state* by [`same_state`](crate::same_state)'s rule,
+/// not by `==` (a design may store a bucket as it likes): [`Outcome::matches`] is the
+/// comparison a judge uses.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum Outcome {
@@ -61,8 +69,29 @@ pub enum Outcome {
         /// The number of tracked keys.
         keys: usize,
     },
+    /// `snapshot` returned this (`None`: the design offers no snapshot).
+    Snapshot {
+        /// The state as the design stores it.
+        state: Option<Snapshot>,
+    },
     /// The call failed and changed nothing.
     Error(LimitError),
+}
+
+impl Outcome {
+    /// Whether the design's outcome `self` is what the specification's outcome `spec` says:
+    /// equal, except that a snapshot is compared by the one state rule
+    /// ([`same_state::same`](crate::same_state::same)), and a design that offers no
+    /// snapshot (`state: None`) is not judged on it.
+    pub fn matches(&self, spec: &Outcome) -> bool {
+        match (self, spec) {
+            (Outcome::Snapshot { state: None }, Outcome::Snapshot { .. }) => true,
+            (Outcome::Snapshot { state: Some(got) }, Outcome::Snapshot { state: Some(want) }) => {
+                crate::same_state::same(got, want)
+            }
+            _ => self == spec,
+        }
+    }
 }
 
 impl Op {
@@ -72,7 +101,7 @@ impl Op {
             Op::Allow { now, .. } | Op::EvictFull { now } | Op::ReplacePolicy { now, .. } => {
                 Some(*now)
             }
-            Op::KeyCount => None,
+            Op::KeyCount | Op::Snapshot => None,
         }
     }
 
@@ -90,6 +119,9 @@ impl Op {
                 .into(),
             Op::KeyCount => Outcome::KeyCount {
                 keys: limiter.key_count(),
+            },
+            Op::Snapshot => Outcome::Snapshot {
+                state: limiter.snapshot(),
             },
         }
     }
@@ -179,6 +211,7 @@ impl fmt::Display for Op {
                 next.tokens_per_second()
             ),
             Op::KeyCount => f.write_str("key_count()"),
+            Op::Snapshot => f.write_str("snapshot()"),
         }
     }
 }
@@ -196,7 +229,8 @@ impl fmt::Display for TokensLeft {
 }
 
 /// `allowed, 0 tokens left`, `rejected, retry after 500000000 ns, 1 token left`,
-/// `evicted 2`, `replaced`, `3 keys`, `error: <the error's message>`.
+/// `evicted 2`, `replaced`, `3 keys`, `"a": 1.500000000 tokens (observed time 250000000 ns,
+/// policy version 1)` for a snapshot, `error: <the error's message>`.
 impl fmt::Display for Outcome {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -221,6 +255,10 @@ impl fmt::Display for Outcome {
             Outcome::Replaced => f.write_str("replaced"),
             Outcome::KeyCount { keys: 1 } => f.write_str("1 key"),
             Outcome::KeyCount { keys } => write!(f, "{keys} keys"),
+            Outcome::Snapshot { state: None } => f.write_str("no snapshot"),
+            Outcome::Snapshot { state: Some(state) } => {
+                write!(f, "{}", crate::same_state::InWords(state))
+            }
             Outcome::Error(e) => write!(f, "error: {e}"),
         }
     }

@@ -139,6 +139,39 @@ pub fn balances(s: &Snapshot) -> BTreeMap<&str, u128> {
         .collect()
 }
 
+/// A state in words, each bucket by its balance at the observed time (what the one state rule
+/// compares): `"a": 1.500000000 tokens, "b": 2 tokens (observed time 250000000 ns, policy
+/// version 1)`, or `no buckets (...)`.
+#[derive(Clone, Copy, Debug)]
+pub struct InWords<'a>(pub &'a Snapshot);
+
+impl fmt::Display for InWords<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let unit = u128::from(UNITS_PER_TOKEN);
+        let buckets = balances(self.0);
+        if buckets.is_empty() {
+            f.write_str("no buckets")?;
+        }
+        for (i, (key, units)) in buckets.into_iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            let (whole, part) = (units / unit, units % unit);
+            if part == 0 {
+                write!(f, "{}: {whole} tokens", ShownKey(key))?;
+            } else {
+                write!(f, "{}: {whole}.{part:09} tokens", ShownKey(key))?;
+            }
+        }
+        write!(
+            f,
+            " (observed time {} ns, policy version {})",
+            self.0.observed_nanos,
+            self.0.policy.version()
+        )
+    }
+}
+
 /// A policy in words: `v2, capacity 20, 4 tokens/s`.
 pub fn policy_in_words(p: &Policy) -> String {
     p.to_string()

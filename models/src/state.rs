@@ -93,6 +93,9 @@ impl Model {
             Op::KeyCount => Outcome::KeyCount {
                 keys: self.buckets.len(),
             },
+            Op::Snapshot => Outcome::Snapshot {
+                state: Some(self.snapshot()),
+            },
         }
     }
 

@@ -42,6 +42,10 @@ pub fn describe_outcome(outcome: &Outcome) -> String {
         Outcome::Evicted { removed } => format!("Evicted {removed}"),
         Outcome::Replaced => "Replaced".to_owned(),
         Outcome::KeyCount { keys } => keys_tracked(*keys),
+        Outcome::Snapshot { state: None } => "No snapshot".to_owned(),
+        Outcome::Snapshot { state: Some(state) } => {
+            format!("State: {}", crate::model::same_state::InWords(state))
+        }
         Outcome::Error(e) => format!("Error: {e}"),
     }
 }
@@ -99,7 +103,7 @@ pub fn state_after(checked: &CheckedStep, op: &Op) -> String {
                 keys_tracked(checked.balances.len())
             ),
         },
-        Op::EvictFull { .. } | Op::KeyCount => all_balances(&checked.balances),
+        Op::EvictFull { .. } | Op::KeyCount | Op::Snapshot => all_balances(&checked.balances),
         Op::ReplacePolicy { .. } => format!(
             "v{} (capacity {}, {}/s); {}",
             checked.snapshot.policy.version(),

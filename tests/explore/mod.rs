@@ -25,6 +25,7 @@ use ratelimit_lab::sync::{thread, Arc, Mutex};
 use ratelimit_lab::{Decision, LimitError, Limiter, Mistake, Policy, Snapshot, UNITS_PER_TOKEN};
 use ratelimit_lab_catalog::mistakes::{
     CheckThenDeduct, RacyCutover, RacyEvictFull, RacyKeyBound, RacyObservedTime, SplitReadWrite,
+    TornSnapshot,
 };
 use ratelimit_lab_model::{Op, Outcome};
 use ratelimit_lab_reference::{
@@ -631,6 +632,13 @@ pub fn counterexamples_are_shrunk_narrow_and_replayed() {
         "RacyObservedTime",
         "r2_concurrent_histories_linearize",
         Mistake::SplitTimeCheck,
+    );
+    // A snapshot copied shard by shard while calls run: the copy, not a call, has no place in
+    // any legal order.
+    case::<TornSnapshot>(
+        "TornSnapshot",
+        "r2_concurrent_histories_linearize",
+        Mistake::TornSnapshot,
     );
     // The check that generates its scenarios names the race its shrunk counterexample shows,
     // not the check's own. (Loom's six generated scenarios include no eviction race; the

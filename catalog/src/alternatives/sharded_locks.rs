@@ -182,6 +182,29 @@ impl ShardedLocks {
     fn all_shards(&self) -> Vec<MutexGuard<'_, Shard>> {
         (0..SHARDS).map(|i| self.shard(i)).collect()
     }
+
+    /// The pieces a snapshot is made of, each read on its own (for the catalog's wrong
+    /// designs that build a snapshot from them): the policy under the read lock, then one
+    /// shard's buckets under that shard's lock alone, then the observed time.
+    pub(crate) fn policy_alone(&self) -> Policy {
+        self.read().policy
+    }
+
+    /// One shard's buckets (`index` below [`ShardedLocks::SHARDS`]), copied under its lock.
+    pub(crate) fn shard_alone(&self, index: usize) -> Vec<(String, BucketState)> {
+        self.shard(index)
+            .iter()
+            .map(|(k, b)| (k.clone(), *b))
+            .collect()
+    }
+
+    /// The observed time, read alone.
+    pub(crate) fn observed_alone(&self) -> u64 {
+        self.observed.load(Ordering::SeqCst)
+    }
+
+    /// How many shards hold the buckets.
+    pub(crate) const SHARDS: usize = SHARDS;
 }
 
 impl Limiter for ShardedLocks {

@@ -34,6 +34,7 @@
 //! | [`SplitReadWrite`] | R2 / I2 | "Read one token in two threads, then both write zero" | one token left, two concurrent `allow(k, 1, 0)`: both pass | interleavings |
 //! | [`CheckThenDeduct`] | R2 / I2 | "Read one token in two threads" (checked under one lock, deducted under another) | capacity 1, two concurrent `allow(k, 1, 0)`: both pass (capacity 2 takes three callers) | interleavings |
 //! | [`RacyObservedTime`] | R2 / I1 | "rejects values older than the last observed service time" (time checked with a load, published with a store after the key's lock) | new keys: `allow(a, 1, 2 s)` and `allow(b, 1, 1 s)` at once, b's store last: `allow(c, 1, 1.5 s)` passes | interleavings |
+//! | [`TornSnapshot`] | R2 / none | none of the seed's: "Synchronized observation of retained buckets" (a snapshot copied shard by shard, the observed time read after) | `a`, `b` spent at 0; `allow(a, 1, 1 s)`, `allow(b, 1, 2 s)` and `snapshot()` at once: the copy holds `b` as of 0 with the observed time 2 s | interleavings, snapshot |
 //! | [`LruEviction`] | R3 / I3 | "Evict any idle/LRU key under memory pressure" | `allow(k, 10, 0)`, `evict_full(1 s)` removes k, `allow(k, 10, 1 s)` passes | outcomes |
 //! | [`UnboundedKeys`] | R3 / I3 | "At maxKeys, a new key is rejected with an explicit capacity error." (broken) | `max_keys` 1: a second key is tracked | outcomes, key count |
 //! | [`SilentGrantAtCapacity`] | R3 / I3 | "do not silently grant untracked requests" | `max_keys` 1, cap 10: a second key gets 10 tokens, twice at 0 | outcomes |
@@ -106,6 +107,7 @@ mod retroactive_rate;
 mod silent_grant_at_capacity;
 mod split_read_write;
 mod top_up_on_cutover;
+mod torn_snapshot;
 mod unbounded_keys;
 mod unguarded_version;
 mod whole_token_refill;
@@ -133,6 +135,7 @@ pub use retroactive_rate::RetroactiveRate;
 pub use silent_grant_at_capacity::SilentGrantAtCapacity;
 pub use split_read_write::SplitReadWrite;
 pub use top_up_on_cutover::TopUpOnCutover;
+pub use torn_snapshot::TornSnapshot;
 pub use unbounded_keys::UnboundedKeys;
 pub use unguarded_version::UnguardedVersion;
 pub use whole_token_refill::WholeTokenRefill;

@@ -250,11 +250,28 @@ fn named_races() -> Result<Vec<Scenario>, Failure> {
             threads: vec![vec![allow("a", 1, 2 * SECOND)], vec![allow("b", 1, SECOND)]],
             post: vec![allow("c", 1, 3 * SECOND / 2), Op::KeyCount],
         },
+        // The same with existing keys (a design may take another path for them), and the
+        // whole state observed on a thread of its own while the two calls run: the copy must
+        // be the state at one point of a legal order, never half of each call.
+        Scenario {
+            policy: policy(1, 2, 1)?,
+            max_keys: 4,
+            init: vec![allow("a", 1, 0), allow("b", 1, 0)],
+            threads: vec![
+                vec![allow("a", 1, SECOND)],
+                vec![allow("b", 1, 2 * SECOND)],
+                vec![Op::Snapshot, Op::KeyCount],
+            ],
+            post: vec![allow("c", 1, 3 * SECOND / 2)],
+        },
     ])
 }
 
-/// One generated scenario. Times differ across threads (each thread's own times rise), so
-/// that a design publishing its observed time out of order is seen.
+/// One generated scenario. Times differ across threads (each thread's own times rise), and the
+/// post part opens with a call a nanosecond before the latest time a thread used, so that a
+/// design publishing a smaller observed time last is seen. About half the scenarios have a
+/// third thread that observes the whole state (`snapshot()`, and `key_count()` before or after it)
+/// while the calls run.
 fn generated(rng: &mut Rng) -> Result<Scenario, Failure> {
     let capacity = 1 + rng.below(3);
     let rate = 1 + rng.below(2);
@@ -291,11 +308,28 @@ fn generated(rng: &mut Rng) -> Result<Scenario, Failure> {
         }
         threads.push(ops);
     }
-    let post = vec![
+    let latest = threads
+        .iter()
+        .flatten()
+        .filter_map(Op::now)
+        .max()
+        .unwrap_or(0);
+    let mut post = Vec::new();
+    if latest > 0 {
+        post.push(allow(keys[rng.below(2) as usize], 1, latest - 1));
+    }
+    post.extend([
         allow("a", 1, 4 * SECOND),
         allow("b", 1, 4 * SECOND),
         Op::KeyCount,
-    ];
+    ]);
+    if rng.below(2) == 0 {
+        threads.push(if rng.below(2) == 0 {
+            vec![Op::Snapshot, Op::KeyCount]
+        } else {
+            vec![Op::KeyCount, Op::Snapshot]
+        });
+    }
     Ok(Scenario {
         policy: policy(1, capacity, rate)?,
         max_keys,

@@ -76,6 +76,9 @@ impl Cause {
             Mistake::SplitTimeCheck => Cause::new(
                 "a concurrent call's time check and the observed time's update interleave",
             ),
+            Mistake::TornSnapshot => {
+                Cause::new("snapshot() copies a state no order of the concurrent calls produces")
+            }
             _ => return None,
         })
     }
@@ -157,6 +160,7 @@ pub(crate) fn call_name(op: &Op) -> &'static str {
         Op::EvictFull { .. } => "evict_full",
         Op::ReplacePolicy { .. } => "replace_policy",
         Op::KeyCount => "key_count",
+        Op::Snapshot => "snapshot",
     }
 }
 

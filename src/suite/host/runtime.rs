@@ -261,15 +261,39 @@ pub(crate) fn run_controlled(
     match search {
         Search::Perturbed(executions) => {
             for execution in 0..executions {
-                let _on = crate::sync::perturbation::enable(
-                    PERTURBATION_SEED ^ (execution as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                );
+                let seed =
+                    PERTURBATION_SEED ^ (execution as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+                let _on = match pause_in(execution) {
+                    Some(pause) => crate::sync::perturbation::enable_pausing(seed, pause),
+                    None => crate::sync::perturbation::enable(seed),
+                };
                 body();
             }
         }
         _ => body(),
     }
     None
+}
+
+/// The threads a perturbed execution may hold (a scenario has at most three, besides the ones
+/// a design starts), and the points of each it tries.
+#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+const PAUSED_THREADS: usize = 3;
+#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+const PAUSED_POINTS: usize = 16;
+
+/// Where perturbed execution `execution` holds a thread: every other execution holds one, each
+/// thread at each of its first [`PAUSED_POINTS`] points in turn, so that a hundred executions
+/// try each gap of a small scenario's threads once; the others perturb at random only.
+#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+fn pause_in(execution: usize) -> Option<crate::sync::perturbation::Pause> {
+    (execution % 2 == 1).then(|| {
+        let k = execution / 2;
+        crate::sync::perturbation::Pause {
+            thread: 1 + k % PAUSED_THREADS,
+            point: 1 + ((k / PAUSED_THREADS) % PAUSED_POINTS) as u64,
+        }
+    })
 }
 
 /// The searches a concurrency scenario gets under the current backend.
@@ -336,5 +360,26 @@ pub(crate) fn on_large_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + '
         Ok(Ok(value)) => value,
         Ok(Err(panic)) => resume_unwind(panic),
         Err(_) => panic!("the judge's thread ended without an answer"),
+    }
+}
+
+#[cfg(all(test, not(loom), not(feature = "shuttle")))]
+mod tests {
+    use super::{pause_in, PAUSED_POINTS, PAUSED_THREADS, PERTURBED_EXECUTIONS};
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn the_perturbed_executions_hold_every_thread_at_each_of_its_first_points() {
+        let pauses: Vec<_> = (0..PERTURBED_EXECUTIONS).filter_map(pause_in).collect();
+        assert_eq!(
+            pauses.len(),
+            PERTURBED_EXECUTIONS / 2,
+            "every other execution"
+        );
+        let places: BTreeSet<(usize, u64)> = pauses.iter().map(|p| (p.thread, p.point)).collect();
+        let every: BTreeSet<(usize, u64)> = (1..=PAUSED_THREADS)
+            .flat_map(|t| (1..=PAUSED_POINTS as u64).map(move |p| (t, p)))
+            .collect();
+        assert_eq!(places, every);
     }
 }

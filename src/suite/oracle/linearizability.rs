@@ -110,7 +110,7 @@ impl Search<'_> {
         let next: Vec<usize> = candidates(self.history, done).collect();
         for i in next {
             let (after, outcome) = state.step(&self.history[i].op);
-            if outcome == self.history[i].outcome {
+            if self.history[i].outcome.matches(&outcome) {
                 self.order.push(i);
                 if self.order.len() > self.best.len() {
                     self.best = self.order.clone();
@@ -261,6 +261,16 @@ pub(crate) fn explain(start: &Model, history: &[Event], verdict: &NoLegalOrder) 
         out,
         "Every order that respects real time (a call that returned before another began stays\nfirst) fails the same way, so no sequential execution explains these results: the\ndesign's calls are not atomic."
     );
+    if verdict
+        .blocked
+        .iter()
+        .any(|(i, _)| history[*i].op == Op::Snapshot)
+    {
+        let _ = writeln!(
+            out,
+            "A snapshot() must be one consistent copy: the state at one instant between its call and\nits return. The copy above is a state no point of any legal order holds: it mixes states\nfrom before and after another call."
+        );
+    }
     out
 }
 
@@ -268,28 +278,7 @@ pub(crate) fn explain(start: &Model, history: &[Event], verdict: &NoLegalOrder) 
 /// decimals when not whole), the observed time and the policy version. Two snapshots in the
 /// same words hold the same balances, whichever time each design dates its buckets at.
 pub fn state_in_words(snapshot: &crate::Snapshot) -> String {
-    let buckets: Vec<String> = crate::model::same_state::balances(snapshot)
-        .into_iter()
-        .map(|(key, units)| {
-            let whole = units / u128::from(crate::UNITS_PER_TOKEN);
-            let part = units % u128::from(crate::UNITS_PER_TOKEN);
-            if part == 0 {
-                format!("{}: {whole} tokens", crate::model::ShownKey(key))
-            } else {
-                format!("{}: {whole}.{part:09} tokens", crate::model::ShownKey(key))
-            }
-        })
-        .collect();
-    format!(
-        "{} (observed time {} ns, policy version {})",
-        if buckets.is_empty() {
-            "no buckets".to_string()
-        } else {
-            buckets.join(", ")
-        },
-        snapshot.observed_nanos,
-        snapshot.policy.version()
-    )
+    crate::model::same_state::InWords(snapshot).to_string()
 }
 
 #[cfg(test)]

@@ -189,7 +189,7 @@ impl Probe {
                     .because(Cause::new(format!("{} panicked: {msg}", call_name(&op)))))
             }
         };
-        if got != expected {
+        if !got.matches(&expected) {
             return Err(self
                 .fail(format!(
                     "step {step}: {op} returned \"{got}\"; the specification says \"{expected}\""

@@ -46,6 +46,7 @@ pub(crate) fn test_code(
                 next.tokens_per_second()
             ),
             Op::KeyCount => "limiter.key_count();".to_string(),
+            Op::Snapshot => "limiter.snapshot();".to_string(),
         };
         let comment = match trace.get(i) {
             Some(row) if row.expected == row.got => format!(" // {}", row.expected),

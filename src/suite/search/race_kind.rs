@@ -21,6 +21,9 @@ use crate::suite::search::scenario::Scenario;
 /// The race `scenario` (a shrunk counterexample) shows, when its calls single one out;
 /// `history` is the failing execution's, when it ran to the end.
 pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
+    if history.is_some_and(|h| only_a_snapshot_is_torn(scenario, h)) {
+        return Some(Mistake::TornSnapshot);
+    }
     let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
     if racing.iter().any(|op| evicts(op)) {
         if history.is_some_and(|h| eviction_saw_a_torn_spend(scenario, h)) {
@@ -62,6 +65,23 @@ pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Op
         }
     }
     (times.len() > 1).then_some(Mistake::SplitTimeCheck)
+}
+
+/// Whether `history` has no legal order only because of its snapshots: without the
+/// `snapshot()` calls the rest has one, so every other call was atomic and a copy of the state
+/// mixed states from around another call (the observation was not one cut).
+fn only_a_snapshot_is_torn(scenario: &Scenario, history: &[Event]) -> bool {
+    let Ok(start) = Model::new(scenario.policy, scenario.max_keys) else {
+        return false;
+    };
+    let calls: Vec<Event> = history
+        .iter()
+        .filter(|e| e.op != Op::Snapshot)
+        .cloned()
+        .collect();
+    calls.len() < history.len()
+        && linearizability::check(&start, history).is_err()
+        && linearizability::check(&start, &calls).is_ok()
 }
 
 fn is_allow(op: &Op) -> bool {

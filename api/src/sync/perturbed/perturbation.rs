@@ -7,19 +7,59 @@
 //! another thread of the scenario runs in the gap; when no other thread of the scenario can
 //! run (they have all finished, or the others only wait for this one to end, see [`idle`]),
 //! the point chooses as usual but does not wait, since nothing could happen in the gap.
+//!
+//! Random waits rarely last a whole call of another thread. A scenario switched on with
+//! [`enable_pausing`] also holds one chosen thread at one chosen point (its `n`-th) until every
+//! other thread of the scenario has finished or a short limit passes: the gap between a read
+//! and a later write of that thread (a time checked with a load and published with a store)
+//! then holds the other threads' whole calls. Run over every thread and point, that reaches
+//! each gap of a small scenario systematically, as a scheduler's preemption would.
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Whether any thread of this process has ever switched perturbation on. Until one does
 /// (a process that only uses the designs, not the suite), a perturbation point is one
 /// relaxed load of this flag, with no thread-local access.
 static EVER_ENABLED: AtomicBool = AtomicBool::new(false);
 
-/// The threads of one scenario that may still run: started and not finished, and not
-/// [`idle`].
-type Running = Arc<AtomicUsize>;
+/// One scenario: its threads that may still run (started and not finished, and not
+/// [`idle`]), how many threads it has started, and the pause it holds, if any.
+#[derive(Debug)]
+struct Scene {
+    running: AtomicUsize,
+    started: AtomicUsize,
+    pause: Option<Pause>,
+}
+
+impl Scene {
+    fn new(pause: Option<Pause>) -> Running {
+        Arc::new(Scene {
+            running: AtomicUsize::new(1),
+            started: AtomicUsize::new(0),
+            pause,
+        })
+    }
+}
+
+type Running = Arc<Scene>;
+
+/// Where a scenario switched on with [`enable_pausing`] holds one of its threads: the
+/// `thread`-th thread it starts (from 1, in the order they are started; the thread that
+/// switched perturbation on is 0), at the `point`-th perturbation point it passes (from 1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pause {
+    /// Which thread, from 1.
+    pub thread: usize,
+    /// At which of its points, from 1.
+    pub point: u64,
+}
+
+/// The longest a held thread waits for the scenario's other threads: they may be waiting for
+/// a lock it holds, and then only the limit ends the pause. A pause only delays the thread,
+/// so its length decides how often a gap is reached, never a verdict.
+const PAUSE_LIMIT: Duration = Duration::from_millis(2);
 
 std::thread_local! {
     /// The state of this thread's random choices; `0` while perturbation is off.
@@ -28,6 +68,15 @@ std::thread_local! {
     static SCENARIO: RefCell<Option<Running>> = const { RefCell::new(None) };
     /// Perturbation points this thread has passed while perturbation was on.
     static PASSED: Cell<u64> = const { Cell::new(0) };
+    /// This thread's place in its scenario (0 for the thread that switched it on), and the
+    /// perturbation points it has passed since it joined the scenario.
+    static PLACE: Cell<(usize, u64)> = const { Cell::new((0, 0)) };
+}
+
+#[cfg(test)]
+std::thread_local! {
+    /// The points (counted in the scenario) at which this thread was held.
+    static HELD_AT: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Perturbation on for the current thread (and the threads it spawns through the facade)
@@ -35,17 +84,27 @@ std::thread_local! {
 /// scenario of its own: the threads it spawns belong to it.
 #[must_use = "perturbation ends when the guard is dropped"]
 pub fn enable(seed: u64) -> Enabled {
-    enter(seed, Arc::new(AtomicUsize::new(1)))
+    enter(seed, Scene::new(None), 0)
 }
 
-/// Switches perturbation on in `scenario`, where this thread is already counted as running.
-fn enter(seed: u64, scenario: Running) -> Enabled {
+/// [`enable`], and the scenario holds one thread at one point (see [`Pause`] and the module
+/// docs).
+#[must_use = "perturbation ends when the guard is dropped"]
+pub fn enable_pausing(seed: u64, pause: Pause) -> Enabled {
+    enter(seed, Scene::new(Some(pause)), 0)
+}
+
+/// Switches perturbation on in `scenario`, where this thread is already counted as running,
+/// as its `place`-th thread.
+fn enter(seed: u64, scenario: Running, place: usize) -> Enabled {
     EVER_ENABLED.store(true, Ordering::Relaxed);
     let before = STATE.with(|s| s.replace(seed | 1));
     let scenario_before = SCENARIO.with(|c| c.replace(Some(scenario)));
+    let place_before = PLACE.with(|p| p.replace((place, 0)));
     Enabled {
         before,
         scenario_before,
+        place_before,
     }
 }
 
@@ -54,14 +113,16 @@ fn enter(seed: u64, scenario: Running) -> Enabled {
 pub struct Enabled {
     before: u64,
     scenario_before: Option<Running>,
+    place_before: (usize, u64),
 }
 
 impl Drop for Enabled {
     fn drop(&mut self) {
         STATE.with(|s| s.set(self.before));
+        PLACE.with(|p| p.set(self.place_before));
         let ended = SCENARIO.with(|c| c.replace(self.scenario_before.take()));
         if let Some(scenario) = ended {
-            scenario.fetch_sub(1, Ordering::SeqCst);
+            scenario.running.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -86,13 +147,13 @@ pub fn idle<T>(f: impl FnOnce() -> T) -> T {
     impl Drop for Resume {
         fn drop(&mut self) {
             if let Some(scenario) = &self.0 {
-                scenario.fetch_add(1, Ordering::SeqCst);
+                scenario.running.fetch_add(1, Ordering::SeqCst);
             }
         }
     }
     let scenario = SCENARIO.with(|c| c.borrow().clone());
     if let Some(scenario) = &scenario {
-        scenario.fetch_sub(1, Ordering::SeqCst);
+        scenario.running.fetch_sub(1, Ordering::SeqCst);
     }
     let _resume = Resume(scenario);
     f()
@@ -105,14 +166,15 @@ pub fn idle<T>(f: impl FnOnce() -> T) -> T {
 pub(in crate::sync) struct Child {
     seed: u64,
     scenario: Option<Running>,
+    place: usize,
 }
 
 impl Child {
     /// Switches perturbation on for the new thread.
     pub(in crate::sync) fn enter(mut self) -> Enabled {
         match self.scenario.take() {
-            Some(scenario) => enter(self.seed, scenario),
-            None => enter(self.seed, Arc::new(AtomicUsize::new(1))),
+            Some(scenario) => enter(self.seed, scenario, self.place),
+            None => enter(self.seed, Scene::new(None), 0),
         }
     }
 }
@@ -121,7 +183,7 @@ impl Drop for Child {
     /// A thread that never started leaves its scenario.
     fn drop(&mut self) {
         if let Some(scenario) = self.scenario.take() {
-            scenario.fetch_sub(1, Ordering::SeqCst);
+            scenario.running.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }
@@ -137,10 +199,15 @@ pub(in crate::sync) fn for_child() -> Option<Child> {
         })
     })?;
     let scenario = SCENARIO.with(|c| c.borrow().clone());
-    if let Some(scenario) = &scenario {
-        scenario.fetch_add(1, Ordering::SeqCst);
-    }
-    Some(Child { seed, scenario })
+    let place = scenario.as_ref().map_or(0, |scenario| {
+        scenario.running.fetch_add(1, Ordering::SeqCst);
+        scenario.started.fetch_add(1, Ordering::SeqCst) + 1
+    });
+    Some(Child {
+        seed,
+        scenario,
+        place,
+    })
 }
 
 /// xorshift64: the next state, never `0` for a state that is not `0`.
@@ -156,8 +223,30 @@ fn alone() -> bool {
     SCENARIO.with(|c| {
         c.borrow()
             .as_ref()
-            .is_some_and(|s| s.load(Ordering::SeqCst) <= 1)
+            .is_some_and(|s| s.running.load(Ordering::SeqCst) <= 1)
     })
+}
+
+/// Whether this thread's scenario holds it at the point it is passing (its `passed`-th).
+fn held_here(passed: u64) -> bool {
+    let (place, _) = PLACE.with(Cell::get);
+    SCENARIO.with(|c| {
+        c.borrow()
+            .as_ref()
+            .and_then(|s| s.pause)
+            .is_some_and(|p| p.thread == place && p.point == passed)
+    })
+}
+
+/// Holds the calling thread until no other thread of its scenario may run, or
+/// [`PAUSE_LIMIT`] has passed.
+fn hold() {
+    #[cfg(test)]
+    HELD_AT.with(|h| h.borrow_mut().push(PLACE.with(Cell::get).1));
+    let start = Instant::now();
+    while !alone() && start.elapsed() < PAUSE_LIMIT {
+        std::thread::sleep(Duration::from_micros(10));
+    }
 }
 
 /// A perturbation point: when perturbation is on, one time in four yields the processor
@@ -181,6 +270,15 @@ fn perturb() {
         return;
     }
     PASSED.with(|p| p.set(p.get() + 1));
+    let passed = PLACE.with(|p| {
+        let (place, passed) = p.get();
+        p.set((place, passed + 1));
+        passed + 1
+    });
+    if held_here(passed) {
+        hold();
+        return;
+    }
     let next = step(x);
     STATE.with(|s| s.set(next));
     let choice = next % 32;
@@ -200,7 +298,41 @@ fn perturb() {
 
 #[cfg(test)]
 mod tests {
-    use super::{alone, enable, idle, points_passed};
+    use super::{alone, enable, enable_pausing, idle, points_passed, Pause, HELD_AT};
+
+    #[test]
+    fn a_pause_holds_the_chosen_thread_at_the_chosen_point_and_nowhere_else() {
+        let lock = super::super::Mutex::new(0u8);
+        let _on = enable_pausing(
+            11,
+            Pause {
+                thread: 2,
+                point: 3,
+            },
+        );
+        let held = |lock: &super::super::Mutex<u8>| {
+            HELD_AT.with(|h| h.borrow_mut().clear());
+            for _ in 0..5 {
+                drop(lock.lock());
+            }
+            HELD_AT.with(|h| h.borrow().clone())
+        };
+        assert_eq!(held(&lock), Vec::<u64>::new(), "the first thread is 0");
+        let lock = std::sync::Arc::new(lock);
+        // The threads run one at a time (each joined before the next starts), so each is alone
+        // when it is held and the pause ends at once: nothing here waits on the clock.
+        let mut seen = Vec::new();
+        for _ in 0..3 {
+            let lock = std::sync::Arc::clone(&lock);
+            let child = super::super::thread::spawn(move || held(&lock));
+            seen.push(idle(|| child.join()).ok());
+        }
+        assert_eq!(
+            seen,
+            vec![Some(vec![]), Some(vec![3]), Some(vec![])],
+            "only the second thread started, at its third point"
+        );
+    }
 
     #[test]
     fn a_thread_is_alone_when_the_others_have_ended_or_only_wait_for_it() {
