@@ -277,15 +277,15 @@ pub(crate) fn run_controlled(
 
 /// The threads a perturbed execution may hold (a scenario has at most three, besides the ones
 /// a design starts), and the points of each it tries.
-#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+#[cfg(not(any(loom, feature = "shuttle")))]
 const PAUSED_THREADS: usize = 3;
-#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+#[cfg(not(any(loom, feature = "shuttle")))]
 const PAUSED_POINTS: usize = 16;
 
 /// Where perturbed execution `execution` holds a thread: every other execution holds one, each
 /// thread at each of its first [`PAUSED_POINTS`] points in turn, so that a hundred executions
 /// try each gap of a small scenario's threads once; the others perturb at random only.
-#[cfg_attr(any(loom, feature = "shuttle"), allow(dead_code))]
+#[cfg(not(any(loom, feature = "shuttle")))]
 fn pause_in(execution: usize) -> Option<crate::sync::perturbation::Pause> {
     (execution % 2 == 1).then(|| {
         let k = execution / 2;
