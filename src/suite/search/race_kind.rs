@@ -16,14 +16,11 @@ use crate::model::{Model, Op, Outcome};
 use crate::Mistake;
 
 use crate::suite::oracle::linearizability::{self, Event};
-use crate::suite::search::scenario::Scenario;
+use crate::suite::search::scenario::{judge, Execution, Scenario};
 
 /// The race `scenario` (a shrunk counterexample) shows, when its calls single one out;
 /// `history` is the failing execution's, when it ran to the end.
 pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
-    if history.is_some_and(|h| only_a_snapshot_is_torn(scenario, h)) {
-        return Some(Mistake::TornSnapshot);
-    }
     let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
     if racing.iter().any(|op| evicts(op)) {
         if history.is_some_and(|h| eviction_saw_a_torn_spend(scenario, h)) {
@@ -67,21 +64,24 @@ pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Op
     (times.len() > 1).then_some(Mistake::SplitTimeCheck)
 }
 
-/// Whether `history` has no legal order only because of its snapshots: without the
-/// `snapshot()` calls the rest has one, so every other call was atomic and a copy of the state
-/// mixed states from around another call (the observation was not one cut).
-fn only_a_snapshot_is_torn(scenario: &Scenario, history: &[Event]) -> bool {
-    let Ok(start) = Model::new(scenario.policy, scenario.max_keys) else {
-        return false;
+/// Whether `execution` fails only because of its snapshots: without the `snapshot()` calls the
+/// rest has a legal order that also leaves the state stored at the end, so every other call was
+/// atomic and a copy of the state mixed states from around another call (the observation was
+/// not one cut). A snapshot that honestly shows another race's damage is not this: without it
+/// the stored state at the end still differs.
+pub(crate) fn only_a_snapshot_is_torn(scenario: &Scenario, execution: &Execution) -> bool {
+    let calls = Execution {
+        history: execution
+            .history
+            .iter()
+            .filter(|e| e.op != Op::Snapshot)
+            .cloned()
+            .collect(),
+        snapshot: execution.snapshot.clone(),
     };
-    let calls: Vec<Event> = history
-        .iter()
-        .filter(|e| e.op != Op::Snapshot)
-        .cloned()
-        .collect();
-    calls.len() < history.len()
-        && linearizability::check(&start, history).is_err()
-        && linearizability::check(&start, &calls).is_ok()
+    calls.history.len() < execution.history.len()
+        && judge(scenario, execution).is_err()
+        && judge(scenario, &calls).is_ok()
 }
 
 fn is_allow(op: &Op) -> bool {
