@@ -82,10 +82,19 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
     };
     let mut failure = Failure::new(summary);
     let history = found.ran.as_ref().map(|r| r.history.as_slice());
-    let torn = found
-        .ran
-        .as_ref()
-        .is_some_and(|ran| only_a_snapshot_is_torn(&shrunk, ran));
+    // A snapshot taken between the two critical sections of a split eviction or cutover shows
+    // that call's damage honestly: with either racing, the call keeps the name.
+    let splits = shrunk.threads.iter().flatten().any(|op| {
+        matches!(
+            op,
+            crate::model::Op::EvictFull { .. } | crate::model::Op::ReplacePolicy { .. }
+        )
+    });
+    let torn = !splits
+        && found
+            .ran
+            .as_ref()
+            .is_some_and(|ran| only_a_snapshot_is_torn(&shrunk, ran));
     let named = if torn {
         Some(crate::Mistake::TornSnapshot)
     } else {
