@@ -46,8 +46,8 @@ pub enum Op {
 ///
 /// Serialized with an `"outcome"` tag: `{"outcome":"decision","allowed":true,...}`,
 /// `{"outcome":"evicted","removed":2}`, `{"outcome":"replaced"}`,
-/// `{"outcome":"key_count","keys":3}`, `{"outcome":"snapshot","state":{...}}` (`"state":null`
-/// for a design that offers none), `{"outcome":"error","error":"invalid_key"}`.
+/// `{"outcome":"key_count","keys":3}`, `{"outcome":"snapshot","state":"{...}"}` (the state's
+/// JSON as text, `"state":null` for a design that offers none), `{"outcome":"error","error":"invalid_key"}`.
 ///
 /// Two snapshot outcomes are *the same state* by [`same_state`](crate::same_state)'s rule,
 /// not by `==` (a design may store a bucket as it likes): [`Outcome::matches`] is the
@@ -72,10 +72,40 @@ pub enum Outcome {
     /// `snapshot` returned this (`None`: the design offers no snapshot).
     Snapshot {
         /// The state as the design stores it.
+        #[serde(with = "state_text")]
         state: Option<Snapshot>,
     },
     /// The call failed and changed nothing.
     Error(LimitError),
+}
+
+/// A snapshot's state inside an [`Outcome`], as its JSON text: an outcome is an internally
+/// tagged enum, which serde buffers before reading it, and that buffer cannot hold the `u128`
+/// balances of a snapshot.
+mod state_text {
+    use ratelimit_lab_api::Snapshot;
+    use serde::{de::Error as _, ser::Error as _, Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(
+        state: &Option<Snapshot>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match state {
+            None => serializer.serialize_none(),
+            Some(state) => {
+                let text = serde_json::to_string(state).map_err(S::Error::custom)?;
+                serializer.serialize_some(&text)
+            }
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Snapshot>, D::Error> {
+        let text: Option<String> = Option::deserialize(deserializer)?;
+        text.map(|text| serde_json::from_str(&text).map_err(D::Error::custom))
+            .transpose()
+    }
 }
 
 impl Outcome {
@@ -325,6 +355,21 @@ mod tests {
                 capacity: 10,
             }),
             Outcome::Error(LimitError::InvalidKey),
+            Outcome::Snapshot { state: None },
+            Outcome::Snapshot {
+                state: Some(ratelimit_lab_api::Snapshot {
+                    policy: Policy::new(1, 10, 2).unwrap(),
+                    observed_nanos: 5,
+                    buckets: [(
+                        "a".to_string(),
+                        ratelimit_lab_api::BucketState {
+                            units: u128::from(u64::MAX) * 1_000_000_000,
+                            last_nanos: 5,
+                        },
+                    )]
+                    .into(),
+                }),
+            },
         ];
         let json = serde_json::to_string(&outcomes).unwrap();
         assert!(
