@@ -14,7 +14,7 @@ use crate::suite::core::failure::Failure;
 use crate::suite::host::runtime::{in_execution, on_large_stack, run_controlled, searches, Search};
 use crate::suite::oracle::sequential::already_wrong;
 use crate::suite::search::counterexample::{self, Counterexample};
-use crate::suite::search::race_kind::{only_a_snapshot_is_torn, race_mistake};
+use crate::suite::search::race_kind::race_mistake;
 use crate::suite::search::scenario::{
     judge, run_sequentially_subject, try_execute_subject, Execution, Scenario, STATE_ONLY,
 };
@@ -81,26 +81,7 @@ pub(crate) fn explore(subject: Subject, scenario: &Scenario, extra: Extra) -> Re
         )
     };
     let mut failure = Failure::new(summary);
-    let history = found.ran.as_ref().map(|r| r.history.as_slice());
-    // A snapshot taken between the two critical sections of a split eviction or cutover shows
-    // that call's damage honestly: with either racing, the call keeps the name.
-    let splits = shrunk.threads.iter().flatten().any(|op| {
-        matches!(
-            op,
-            crate::model::Op::EvictFull { .. } | crate::model::Op::ReplacePolicy { .. }
-        )
-    });
-    let torn = !splits
-        && found
-            .ran
-            .as_ref()
-            .is_some_and(|ran| only_a_snapshot_is_torn(&shrunk, ran));
-    let named = if torn {
-        Some(crate::Mistake::TornSnapshot)
-    } else {
-        race_mistake(&shrunk, history)
-    };
-    if let Some(mistake) = named {
+    if let Some(mistake) = race_mistake(&shrunk, found.ran.as_ref()) {
         failure = failure.resembling(mistake);
         failure.cause = Cause::of_race(mistake);
     }

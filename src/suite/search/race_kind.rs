@@ -18,9 +18,21 @@ use crate::Mistake;
 use crate::suite::oracle::linearizability::{self, Event};
 use crate::suite::search::scenario::{judge, Execution, Scenario};
 
-/// The race `scenario` (a shrunk counterexample) shows, when its calls single one out;
-/// `history` is the failing execution's, when it ran to the end.
-pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
+/// The race `scenario` (a shrunk counterexample) shows, when its calls single one out; `ran` is
+/// the failing execution, when it ran to the end. A snapshot torn by the calls around it is
+/// named first, unless an eviction or cutover races (a snapshot taken between a split call's
+/// two critical sections shows that call's damage honestly: the call keeps its name).
+pub(crate) fn race_mistake(scenario: &Scenario, ran: Option<&Execution>) -> Option<Mistake> {
+    let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
+    let splits = racing.iter().any(|op| evicts(op) || cuts_over(op));
+    if !splits && ran.is_some_and(|ran| only_a_snapshot_is_torn(scenario, ran)) {
+        return Some(Mistake::TornSnapshot);
+    }
+    race_of_calls(scenario, ran.map(|r| r.history.as_slice()))
+}
+
+/// [`race_mistake`] from the calls alone; `history` is the failing execution's.
+fn race_of_calls(scenario: &Scenario, history: Option<&[Event]>) -> Option<Mistake> {
     let racing: Vec<&Op> = scenario.threads.iter().flatten().collect();
     if racing.iter().any(|op| evicts(op)) {
         if history.is_some_and(|h| eviction_saw_a_torn_spend(scenario, h)) {
@@ -67,9 +79,9 @@ pub(crate) fn race_mistake(scenario: &Scenario, history: Option<&[Event]>) -> Op
 /// Whether `execution` fails only because of its snapshots: without the `snapshot()` calls the
 /// rest has a legal order that also leaves the state stored at the end, so every other call was
 /// atomic and a copy of the state mixed states from around another call (the observation was
-/// not one cut). A snapshot that honestly shows another race's damage is not this: without it
-/// the stored state at the end still differs.
-pub(crate) fn only_a_snapshot_is_torn(scenario: &Scenario, execution: &Execution) -> bool {
+/// not one cut). A snapshot that shows another race's damage is often told apart here (without
+/// it the stored state at the end still differs), but not always: see [`race_mistake`].
+fn only_a_snapshot_is_torn(scenario: &Scenario, execution: &Execution) -> bool {
     let calls = Execution {
         history: execution
             .history
@@ -256,7 +268,7 @@ mod tests {
             ),
         ];
         for (s, mistake) in cases {
-            assert_eq!(race_mistake(&s, None), mistake, "{s:?}");
+            assert_eq!(race_of_calls(&s, None), mistake, "{s:?}");
         }
         let cutover_only = scenario(
             2,
@@ -271,7 +283,7 @@ mod tests {
             ],
         );
         assert_eq!(
-            race_mistake(&cutover_only, None),
+            race_of_calls(&cutover_only, None),
             Some(Mistake::SplitCutover)
         );
     }
@@ -303,15 +315,15 @@ mod tests {
             // The spend began first and returned last: the other call ran inside it.
             let inside_spend = [at(2, &allow("k", 1), 0, 3), at(1, &other, 1, 2)];
             assert_eq!(
-                race_mistake(&s, Some(&inside_spend)),
+                race_of_calls(&s, Some(&inside_spend)),
                 Some(Mistake::DoubleSpend)
             );
             // The spend ran inside the other call: that call is the split one.
             let inside_other = [at(1, &other, 0, 3), at(2, &allow("k", 1), 1, 2)];
-            assert_eq!(race_mistake(&s, Some(&inside_other)), Some(split));
+            assert_eq!(race_of_calls(&s, Some(&inside_other)), Some(split));
             // Overlapping, neither inside the other: the scenario's own race.
             let overlapping = [at(2, &allow("k", 1), 0, 2), at(1, &other, 1, 3)];
-            assert_eq!(race_mistake(&s, Some(&overlapping)), Some(split));
+            assert_eq!(race_of_calls(&s, Some(&overlapping)), Some(split));
         }
     }
 
@@ -349,7 +361,7 @@ mod tests {
             at(1, &evict, &evicted, 1, 3),
         ];
         assert_eq!(
-            race_mistake(&fresh, Some(&torn)),
+            race_of_calls(&fresh, Some(&torn)),
             Some(Mistake::DoubleSpend)
         );
         // The same history with a count of 0 is legal for the eviction: the scenario's race.
@@ -358,7 +370,7 @@ mod tests {
             at(1, &evict, &Outcome::Evicted { removed: 0 }, 1, 3),
         ];
         assert_eq!(
-            race_mistake(&fresh, Some(&whole)),
+            race_of_calls(&fresh, Some(&whole)),
             Some(Mistake::SplitEviction)
         );
         // The key spent at 0 is full again at 1 s: an eviction that removes it while a spend
@@ -374,7 +386,7 @@ mod tests {
             at(1, &evict, &evicted, 3, 5),
         ];
         assert_eq!(
-            race_mistake(&refilled, Some(&late)),
+            race_of_calls(&refilled, Some(&late)),
             Some(Mistake::SplitEviction)
         );
     }
@@ -407,15 +419,18 @@ mod tests {
                 Outcome::Error(crate::LimitError::KeyCapacityReached { max_keys: 1 }),
             ),
         ];
-        assert_eq!(race_mistake(&s, Some(&held)), Some(Mistake::SplitTimeCheck));
+        assert_eq!(
+            race_of_calls(&s, Some(&held)),
+            Some(Mistake::SplitTimeCheck)
+        );
         let broken = [
             event("a", 2, Outcome::Decision(decision)),
             event("b", 1, Outcome::Decision(decision)),
         ];
         assert_eq!(
-            race_mistake(&s, Some(&broken)),
+            race_of_calls(&s, Some(&broken)),
             Some(Mistake::SplitKeyBound)
         );
-        assert_eq!(race_mistake(&s, None), Some(Mistake::SplitKeyBound));
+        assert_eq!(race_of_calls(&s, None), Some(Mistake::SplitKeyBound));
     }
 }
